@@ -1,0 +1,90 @@
+/*
+ * kope core: errors, bounded growable buffers, files, hashing and clocks.
+ *
+ * Every other module builds on these. Errors travel in a caller-owned
+ * kope_err that carries a status code (the CLI's exit code) and a message
+ * that names the file, the field and what was expected. Buffers have a cap
+ * so a runaway compiler log or LLM reply cannot exhaust memory: appends
+ * past the cap are dropped and the buffer is marked truncated.
+ */
+#ifndef KOPE_CORE_H
+#define KOPE_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes; they double as the CLI's exit codes (DESIGN.md §2). */
+typedef enum kope_status {
+  KOPE_OK = 0,        /* success / kernel accepted */
+  KOPE_EREJECT = 1,   /* kernel rejected, or no correct kernel found */
+  KOPE_EINPUT = 2,    /* usage error or bad input file */
+  KOPE_EENV = 3,      /* environment problem: compiler, disk, database */
+  KOPE_EINTERNAL = 4  /* a bug in kope */
+} kope_status;
+
+/* An error slot owned by the caller; zero-initialise or kope_err_clear(). */
+typedef struct kope_err {
+  int code;        /* a kope_status; KOPE_OK when nothing failed */
+  char msg[1536];  /* human-readable, one or a few lines */
+} kope_err;
+
+void kope_err_clear(kope_err *e);
+/* Sets code and message (printf-style); returns code. e may be NULL. */
+int kope_err_set(kope_err *e, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A growable byte buffer with a hard cap (limit 0 = 64 MiB). data is always
+ * NUL-terminated. The buffer owns data; release with kope_buf_release. */
+typedef struct kope_buf {
+  char *data;
+  size_t len;
+  size_t cap;
+  size_t limit;
+  int truncated;   /* set once an append was cut at the limit */
+} kope_buf;
+
+void kope_buf_init(kope_buf *b, size_t limit);
+void kope_buf_release(kope_buf *b);
+void kope_buf_reset(kope_buf *b);
+/* Append; returns 0, or -1 when the cap cut the append (truncated set). */
+int kope_buf_append(kope_buf *b, const void *data, size_t n);
+int kope_buf_puts(kope_buf *b, const char *s);
+int kope_buf_printf(kope_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int kope_buf_vprintf(kope_buf *b, const char *fmt, va_list ap);
+/* Hand the data to the caller (who frees it) and reset the buffer. */
+char *kope_buf_steal(kope_buf *b);
+
+/* Files. Returned strings are owned by the caller (free()). */
+char *kope_file_read(const char *path, size_t *len, kope_err *err);
+/* Write via a temporary file and rename, so readers never see half. */
+int kope_file_write_atomic(const char *path, const void *data, size_t len,
+                           kope_err *err);
+int kope_mkdirs(const char *path, kope_err *err);
+int kope_rmtree(const char *path);
+int kope_is_dir(const char *path);
+int kope_is_file(const char *path);
+char *kope_path_join(const char *a, const char *b);
+char *kope_strdup(const char *s);
+char *kope_strndup(const char *s, size_t n);
+char *kope_sprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* SHA-256 of data as 64 hex characters plus NUL in out. */
+void kope_sha256_hex(const void *data, size_t len, char out[65]);
+
+/* Monotonic clock in seconds. */
+double kope_now(void);
+
+/* Which directory holds kope's state (cache, hardware profile, default
+ * database): $KOPE_HOME if set, otherwise ./.kope. Caller frees. */
+char *kope_home_dir(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,113 @@
+/*
+ * kope evaluator: the trusted judge. It compiles a candidate kernel with
+ * the target's toolchain, runs it in a separate, limited child process on
+ * fresh inputs for every case of the operator, checks the outputs against
+ * the reference (which runs in a process of its own), and times candidate
+ * and baselines in interleaved rounds with the parent's clock. The verdict
+ * and the measurements come back as a kope_report.
+ *
+ * Memory verdicts depend on this module being right, so it never trusts
+ * the candidate: inputs are mapped read-only in the child, outputs are
+ * poisoned before each call and checked for writes past their end, the
+ * child gets rlimits, a clean environment, its own directory and process
+ * group, and a wall-clock timeout enforced by the parent.
+ */
+#ifndef KOPE_EVAL_H
+#define KOPE_EVAL_H
+
+#include <stdint.h>
+#include <jansson.h>
+#include "kope/core.h"
+#include "kope/op.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the judging rules; recorded with every result so results of
+ * an older harness can be found and re-evaluated. */
+#define KOPE_HARNESS_VERSION "kope-eval-1"
+
+typedef enum kope_verdict {
+  KOPE_CORRECT = 0,
+  KOPE_COMPILE_ERROR,
+  KOPE_INCORRECT,
+  KOPE_CRASH,
+  KOPE_TIMEOUT,
+  KOPE_FORBIDDEN
+} kope_verdict;
+
+const char *kope_verdict_name(kope_verdict v);
+
+typedef struct kope_eval_opts {
+  const char *target;      /* "cpu" */
+  int seeds;               /* fresh input seeds per case (>= 5 by default) */
+  uint64_t seed;           /* 0: fresh from the OS every evaluation */
+  int threads;             /* OMP threads for candidate/vendor; 0 = all */
+  double timeout_s;        /* wall-clock limit per command to a worker */
+  double compile_timeout_s;
+  int timing;              /* 0: correctness only */
+  int min_rounds, max_rounds;
+  double sample_s;         /* target duration of one timing sample */
+  double case_budget_s;    /* timing time per case (soft) */
+  const char *cflags;      /* extra candidate flags (allow-listed) */
+  const char *hw_cache;    /* NULL: <kope_home>/hw.json */
+  int keep_workdir;        /* keep candidate work directories */
+  int parallel_builds;     /* compile jobs at once; 0 = online CPUs */
+  void (*progress)(void *ctx, const char *line);  /* optional */
+  void *progress_ctx;
+} kope_eval_opts;
+
+void kope_eval_opts_init(kope_eval_opts *o);
+
+typedef struct kope_evaluator kope_evaluator;
+typedef struct kope_report kope_report;
+
+/* Prepare to judge candidates for op: opens the target, builds (or reuses)
+ * the reference and vendor workers, loads the hardware profile when timing.
+ * op must outlive the evaluator. Caller frees with kope_evaluator_free. */
+kope_evaluator *kope_evaluator_new(const kope_op *op, const kope_eval_opts *opts,
+                                   kope_err *err);
+void kope_evaluator_free(kope_evaluator *ev);
+
+/* Evaluate one candidate source text. Returns a report (caller frees with
+ * kope_report_free) or NULL with err set for an environment problem. A
+ * rejected kernel is a report, not an error. */
+kope_report *kope_evaluate(kope_evaluator *ev, const char *source, kope_err *err);
+/* Evaluate n candidates: they compile in parallel, then run one at a time
+ * (two kernels are never timed at once). reports[i] receives each report.
+ * Returns KOPE_OK or the first environment error. */
+int kope_evaluate_batch(kope_evaluator *ev, const char *const *sources, size_t n,
+                        kope_report **reports, kope_err *err);
+
+/* Check the operator's vendor baseline against the reference on every
+ * case and seed (no timing): a baseline must be correct to be a bar. */
+kope_report *kope_evaluate_vendor(kope_evaluator *ev, kope_err *err);
+
+void kope_report_free(kope_report *r);
+kope_verdict kope_report_verdict(const kope_report *r);
+int kope_report_accepted(const kope_report *r);           /* verdict correct */
+const char *kope_report_reason(const kope_report *r);     /* one line */
+/* Compact feedback for a policy: diagnostics or the first mismatch, and the
+ * measured speedups. Owned by the report. */
+const char *kope_report_feedback(const kope_report *r);
+double kope_report_speedup_ref(const kope_report *r);     /* geomean over cases; 0 if none */
+double kope_report_speedup_vendor(const kope_report *r);  /* 0 when no vendor */
+double kope_report_roofline(const kope_report *r);        /* geomean fraction; 0 if unknown */
+size_t kope_report_ncases(const kope_report *r);
+/* Per case: median speedup vs reference and its ~95% CI. */
+double kope_report_case_speedup(const kope_report *r, size_t c, double *lo, double *hi);
+/* Median candidate time per call, seconds. */
+double kope_report_case_seconds(const kope_report *r, size_t c);
+double kope_report_compile_seconds(const kope_report *r);
+double kope_report_total_seconds(const kope_report *r);
+/* kope's own time: everything but compiling and waiting on workers. */
+double kope_report_overhead_seconds(const kope_report *r);
+/* The full report (new reference): verdict, reason, mismatch, per-case
+ * statistics with raw samples, environment and harness version. */
+json_t *kope_report_to_json(const kope_report *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,52 @@
+/*
+ * kope targets: where and how candidate kernels are built and run. A
+ * target knows its language and toolchain, turns an operator's source
+ * (candidate, reference or vendor baseline) into a worker program that
+ * speaks kope's worker protocol, says which extra compiler flags it allows,
+ * and describes its hardware for a prompt. The evaluator is target-neutral:
+ * adding OpenCL or CUDA means adding a target, not changing the agent.
+ */
+#ifndef KOPE_TARGET_H
+#define KOPE_TARGET_H
+
+#include "kope/core.h"
+#include "kope/hw.h"
+#include "kope/op.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kope_target kope_target;
+
+typedef enum kope_build_role {
+  KOPE_BUILD_CANDIDATE = 0,   /* untrusted: target flags, prototype enforced */
+  KOPE_BUILD_REFERENCE = 1,   /* trusted: -O2, single thread */
+  KOPE_BUILD_VENDOR = 2       /* trusted: linked with the vendor libraries */
+} kope_build_role;
+
+/* Names of the available targets, NULL-terminated. */
+extern const char *const kope_target_names[];
+
+/* Open a target by name ("cpu"). Checks the toolchain is usable: a missing
+ * compiler is KOPE_EENV. Caller frees with kope_target_free. */
+kope_target *kope_target_open(const char *name, kope_err *err);
+void kope_target_free(kope_target *t);
+
+const char *kope_target_name(const kope_target *t);
+const char *kope_target_language(const kope_target *t);    /* "C (OpenMP, intrinsics)" */
+const char *kope_target_source_ext(const kope_target *t);  /* ".c" */
+const char *kope_target_compiler(const kope_target *t);    /* version line */
+/* Default compiler flags for candidates, e.g. "-O3 -march=native -fopenmp". */
+const char *kope_target_default_flags(const kope_target *t);
+/* Check user-supplied extra flags against the allow-list (space-separated).
+ * KOPE_EINPUT naming the first refused flag. */
+int kope_target_check_flags(const kope_target *t, const char *flags, kope_err *err);
+/* Markdown description of the target for a prompt (hw may be NULL). Caller
+ * frees. */
+char *kope_target_describe(const kope_target *t, const kope_hw *hw);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,348 @@
+/*
+ * Correctness machinery of the evaluator: where buffers live in the shared
+ * regions, fresh inputs per seed (signed, mixed-scale variants), poisoned
+ * outputs with a canary up to a guard page, and the comparison of the
+ * candidate's outputs with the reference's under the operator's
+ * tolerances, reporting the first mismatch.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "eval/eval_int.h"
+
+#define PAGE 4096u
+#define CANARY 0xA5u
+
+static uint64_t align_up(uint64_t x, uint64_t a)
+{
+  return (x + a - 1) / a * a;
+}
+
+void kope_eval_layout(const kope_op *op, const kope_case_bind *b, kope_layout *l)
+{
+  uint64_t in = 0, out = 0;
+  size_t i;
+
+  memset(l, 0, sizeof *l);
+  for (i = 0; i < kope_op_nargs(op); i++) {
+    const kope_arg *a = kope_op_arg(op, i);
+    uint64_t bytes = (uint64_t)b->count[i] * kope_dtype_size(a->dtype);
+    if (a->role == KOPE_ROLE_IN) {
+      l->off[i] = in;
+      l->end[i] = in + bytes;
+      in = align_up(in + bytes + 1, 64);
+    } else if (a->role == KOPE_ROLE_OUT) {
+      l->off[i] = out;
+      l->end[i] = out + bytes;
+      l->guard[i] = align_up(out + bytes, PAGE);
+      out = l->guard[i] + PAGE;
+    }
+  }
+  l->in_size = (size_t)align_up(in ? in : 1, PAGE);
+  l->out_size = (size_t)(out ? out : PAGE);
+}
+
+/* Inputs are generated in fixed chunks, each with its own stream, so the
+ * fill runs in parallel and the values do not depend on the thread count. */
+#define CHUNK 32768
+
+static const double mixed_scales[13] = {
+  1.0 / 64, 1.0 / 32, 1.0 / 16, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1, 2, 4, 8, 16, 32, 64
+};
+
+/* Two standard normals by Marsaglia's polar method. */
+static void normal_pair(kope_rng *r, double *x, double *y)
+{
+  double u, v, q;
+
+  do {
+    u = 2.0 * kope_rng_uniform(r) - 1.0;
+    v = 2.0 * kope_rng_uniform(r) - 1.0;
+    q = u * u + v * v;
+  } while (q >= 1.0 || q == 0.0);
+  q = sqrt(-2.0 * log(q) / q);
+  *x = u * q;
+  *y = v * q;
+}
+
+static void fill_chunk(const kope_arg *a, unsigned char *p, int64_t lo, int64_t hi,
+                       kope_rng *r, int variant)
+{
+  double fixed = variant == 2 ? 16.0 : variant == 3 ? 1.0 / 16.0 : 1.0, z[2];
+  int64_t j;
+
+  for (j = lo; j < hi; j++) {
+    double x, sc = fixed;
+    if (a->dist == KOPE_DIST_UNIFORM) {
+      x = a->a + (a->b - a->a) * kope_rng_uniform(r);
+    } else {
+      if ((j - lo) % 2 == 0)
+        normal_pair(r, &z[0], &z[1]);
+      x = a->a + a->b * z[(j - lo) % 2];
+    }
+    if (variant == 1)
+      sc = mixed_scales[kope_rng_next(r) % 13];
+    x *= sc;
+    if (a->dtype == KOPE_F32)
+      ((float *)p)[j] = (float)x;
+    else
+      ((double *)p)[j] = x;
+  }
+}
+
+static void fill_float(const kope_arg *a, unsigned char *p, int64_t n, uint64_t seed,
+                       int variant)
+{
+  int64_t nchunks = (n + CHUNK - 1) / CHUNK, k;
+  int v = a->vary ? variant % 4 : 0;
+
+#pragma omp parallel for schedule(static) if (nchunks > 1)
+  for (k = 0; k < nchunks; k++) {
+    kope_rng r;
+    int64_t hi = (k + 1) * CHUNK < n ? (k + 1) * CHUNK : n;
+    kope_rng_seed(&r, kope_rng_mix(seed, (uint64_t)k));
+    fill_chunk(a, p, k * CHUNK, hi, &r, v);
+  }
+}
+
+static void fill_int(const kope_op *op, const kope_arg *a, const kope_case_bind *b,
+                     unsigned char *p, int64_t n, kope_rng *r)
+{
+  int64_t lo = 0, hi = 0, j;
+
+  kope_op_eval_expr(op, b, a->lo_expr, &lo, NULL);
+  kope_op_eval_expr(op, b, a->hi_expr, &hi, NULL);
+  for (j = 0; j < n; j++) {
+    int64_t x = kope_rng_int(r, lo, hi);
+    if (a->dtype == KOPE_I32)
+      ((int32_t *)p)[j] = (int32_t)x;
+    else
+      ((int64_t *)p)[j] = x;
+  }
+}
+
+void kope_eval_fill_inputs(const kope_op *op, const kope_case_bind *b, const kope_layout *l,
+                           unsigned char *in, uint64_t seed, int variant)
+{
+  size_t i;
+
+  for (i = 0; i < kope_op_nargs(op); i++) {
+    const kope_arg *a = kope_op_arg(op, i);
+    kope_rng r;
+    if (a->role != KOPE_ROLE_IN)
+      continue;
+    if (a->dtype == KOPE_F32 || a->dtype == KOPE_F64) {
+      fill_float(a, in + l->off[i], b->count[i], kope_rng_mix(seed, i + 1), variant);
+    } else {
+      kope_rng_seed(&r, kope_rng_mix(seed, i + 1));
+      fill_int(op, a, b, in + l->off[i], b->count[i], &r);
+    }
+  }
+}
+
+/* A poison value that changes per trial: a quiet NaN with a trial payload
+ * for floats, a large trial-dependent pattern for integers. */
+static void poison_buf(kope_dtype t, unsigned char *p, int64_t n, uint64_t trial)
+{
+  int64_t j;
+  uint32_t p32 = 0x7fc00000u | (uint32_t)(trial * 2654435761u & 0x3fffffu);
+  uint64_t p64 = 0x7ff8000000000000ull | (trial * 0x9e3779b97f4a7c15ull & 0x7ffffffffffffull);
+
+  if (kope_dtype_size(t) == 4) {
+    if (t == KOPE_I32)
+      p32 = 0x5a5a0000u ^ (uint32_t)(trial & 0xffff);
+    for (j = 0; j < n; j++)
+      memcpy(p + 4 * j, &p32, 4);
+  } else {
+    if (t == KOPE_I64)
+      p64 = 0x5a5a5a5a00000000ull ^ (trial & 0xffffffffull);
+    for (j = 0; j < n; j++)
+      memcpy(p + 8 * j, &p64, 8);
+  }
+}
+
+void kope_eval_poison(const kope_op *op, const kope_case_bind *b, const kope_layout *l,
+                      unsigned char *out, uint64_t trial)
+{
+  size_t i;
+
+  for (i = 0; i < kope_op_nargs(op); i++) {
+    const kope_arg *a = kope_op_arg(op, i);
+    if (a->role != KOPE_ROLE_OUT)
+      continue;
+    poison_buf(a->dtype, out + l->off[i], b->count[i], trial);
+    memset(out + l->end[i], CANARY, l->guard[i] - l->end[i]);
+  }
+}
+
+static inline double get_f(const unsigned char *p, kope_dtype t, int64_t j)
+{
+  switch (t) {
+  case KOPE_F32: return ((const float *)p)[j];
+  case KOPE_F64: return ((const double *)p)[j];
+  case KOPE_I32: return ((const int32_t *)p)[j];
+  default: return (double)((const int64_t *)p)[j];
+  }
+}
+
+static double rms_of(const unsigned char *p, kope_dtype t, int64_t n)
+{
+  double s = 0.0;
+  int64_t j, k = 0;
+
+#pragma omp parallel for reduction(+ : s, k) schedule(static) if (n > 65536)
+  for (j = 0; j < n; j++) {
+    double x = get_f(p, t, j);
+    if (isfinite(x)) {
+      s += x * x;
+      k++;
+    }
+  }
+  return k ? sqrt(s / (double)k) : 0.0;
+}
+
+/* 1 when got passes against exp. */
+static inline int elem_ok(const kope_arg *a, double e, double g, double rms, double *err)
+{
+  *err = 0.0;
+  if (a->dtype == KOPE_I32 || a->dtype == KOPE_I64) {
+    *err = fabs(g - e);
+    return g == e;
+  }
+  if (isnan(e))
+    return isnan(g);
+  if (isinf(e))
+    return g == e;
+  if (!isfinite(g))
+    return 0;
+  *err = fabs(g - e);
+  return *err <= a->atol + a->rtol * fabs(e) + a->nrtol * rms;
+}
+
+/* Index of the first failing element (n when none); the largest error of
+ * the passing elements goes to *max_err. */
+static int64_t first_failure(const kope_arg *a, const unsigned char *g, const unsigned char *e,
+                             int64_t n, double rms, double *max_err)
+{
+  int64_t j, first = n;
+  double worst = 0.0;
+
+#pragma omp parallel for reduction(min : first) reduction(max : worst) schedule(static) \
+    if (n > 65536)
+  for (j = 0; j < n; j++) {
+    double err;
+    if (!elem_ok(a, get_f(e, a->dtype, j), get_f(g, a->dtype, j), rms, &err)) {
+      if (j < first)
+        first = j;
+    } else if (err > worst) {
+      worst = err;
+    }
+  }
+  if (worst > *max_err)
+    *max_err = worst;
+  return first;
+}
+
+static int is_poison(kope_dtype t, const unsigned char *p, int64_t j, uint64_t trial)
+{
+  unsigned char ref[8];
+
+  poison_buf(t, ref, 1, trial);
+  return !memcmp(p + (size_t)j * kope_dtype_size(t), ref, kope_dtype_size(t));
+}
+
+static void mismatch(const kope_op *op, size_t c, int s, const kope_arg *a, int64_t j,
+                     double e, double g, int unwritten, kope_report *r)
+{
+  char *label = kope_op_case_label(op, c);
+
+  if (unwritten)
+    kope_report_fail(r, KOPE_INCORRECT, "%s[%lld] was never written (still poison), expected "
+                     "%.9g (case %zu: %s, seed %d)", a->name, (long long)j, e, c, label, s);
+  else
+    kope_report_fail(r, KOPE_INCORRECT, "%s[%lld] = %.9g, expected %.9g (case %zu: %s, seed %d)",
+                     a->name, (long long)j, g, e, c, label, s);
+  {
+    char es[40], gs[40];
+    snprintf(es, sizeof es, "%.9g", e);
+    snprintf(gs, sizeof gs, "%.9g", g);
+    r->mismatch = json_pack("{s:i, s:s, s:i, s:s, s:I, s:s, s:s, s:b}", "case", (int)c,
+                            "case_dims", label, "seed", s, "output", a->name, "index",
+                            (json_int_t)j, "expected", es, "got", gs, "unwritten", unwritten);
+  }
+  free(label);
+}
+
+static int check_canary(const kope_arg *a, const kope_layout *l, size_t i,
+                        const unsigned char *got, size_t c, kope_report *r)
+{
+  uint64_t k;
+
+  for (k = l->end[i]; k < l->guard[i]; k++)
+    if (got[k] != CANARY) {
+      kope_report_fail(r, KOPE_INCORRECT, "wrote past the end of output %s (byte %llu after "
+                       "its last element, case %zu)", a->name,
+                       (unsigned long long)(k - l->end[i]), c);
+      return -1;
+    }
+  return 0;
+}
+
+int kope_eval_compare(const kope_op *op, size_t c, int s, const kope_case_bind *b,
+                      const kope_layout *l, const unsigned char *got, const unsigned char *exp,
+                      uint64_t trial, kope_report *r, double *max_err)
+{
+  size_t i;
+  int64_t j;
+
+  for (i = 0; i < kope_op_nargs(op); i++) {
+    const kope_arg *a = kope_op_arg(op, i);
+    const unsigned char *g, *e;
+    double rms;
+    if (a->role != KOPE_ROLE_OUT)
+      continue;
+    g = got + l->off[i];
+    e = exp + l->off[i];
+    rms = rms_of(e, a->dtype, b->count[i]);
+    j = first_failure(a, g, e, b->count[i], rms, max_err);
+    if (j < b->count[i]) {
+      mismatch(op, c, s, a, j, get_f(e, a->dtype, j), get_f(g, a->dtype, j),
+               is_poison(a->dtype, g, j, trial), r);
+      return -1;
+    }
+    if (check_canary(a, l, i, got, c, r))
+      return -1;
+  }
+  return 0;
+}
+
+static uint64_t hash_block(const unsigned char *p, size_t n)
+{
+  uint64_t h = 0x84222325cbf29ce4ull, w;
+  size_t i;
+
+  for (i = 0; i + 8 <= n; i += 8) {
+    memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  for (; i < n; i++)
+    h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* A fast non-cryptographic hash of a region, computed in 1 MiB blocks in
+ * parallel and combined in order. */
+uint64_t kope_eval_hash(const unsigned char *p, size_t n)
+{
+  const size_t blk = (size_t)1 << 20;
+  int64_t nb = (int64_t)((n + blk - 1) / blk), k;
+  uint64_t h = 0;
+
+#pragma omp parallel for reduction(^ : h) schedule(static) if (nb > 2)
+  for (k = 0; k < nb; k++) {
+    size_t off = (size_t)k * blk, len = n - off < blk ? n - off : blk;
+    h ^= kope_rng_mix(hash_block(p + off, len), (uint64_t)k);
+  }
+  return h;
+}

@@ -1,0 +1,500 @@
+/*
+ * The evaluator's main flow: prepare (reference and vendor workers, shared
+ * regions, case layouts), build candidates in parallel, then judge each
+ * one alone: every case on every fresh seed against the reference, and
+ * only when all are correct, time every case (timing.c).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "eval/eval_int.h"
+
+void kope_eval_opts_init(kope_eval_opts *o)
+{
+  memset(o, 0, sizeof *o);
+  o->target = "cpu";
+  o->seeds = 5;
+  o->timeout_s = 10.0;
+  o->compile_timeout_s = 60.0;
+  o->timing = 1;
+  o->min_rounds = 7;
+  o->max_rounds = 41;
+  o->sample_s = 0.002;
+  o->case_budget_s = 0.15;
+}
+
+static void progress(const kope_evaluator *ev, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void progress(const kope_evaluator *ev, const char *fmt, ...)
+{
+  char line[256];
+  va_list ap;
+
+  if (!ev->o.progress)
+    return;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  ev->o.progress(ev->o.progress_ctx, line);
+}
+
+static char *make_root(kope_err *err)
+{
+  const char *tmp = getenv("TMPDIR");
+  char *tmpl = kope_sprintf("%s/kope-eval-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+
+  if (!mkdtemp(tmpl)) {
+    kope_err_set(err, KOPE_EENV, "cannot create a scratch directory under %s",
+                 tmp && *tmp ? tmp : "/tmp");
+    free(tmpl);
+    return NULL;
+  }
+  return tmpl;
+}
+
+static int build_trusted(kope_evaluator *ev, kope_build_role role, const char *path,
+                         kope_build_out *out, kope_err *err)
+{
+  kope_build_req req;
+  char *src = kope_file_read(path, NULL, err);
+  int rc;
+
+  if (!src)
+    return KOPE_EINPUT;
+  memset(&req, 0, sizeof req);
+  req.op = ev->op;
+  req.role = role;
+  req.source = src;
+  req.timeout_s = 120;
+  rc = ev->t->vt->build(ev->t, &req, out, err);
+  if (rc == KOPE_OK && !out->ok)
+    rc = kope_err_set(err, KOPE_EINPUT, "%s: the %s of operator %s does not build:\n%s", path,
+                      role == KOPE_BUILD_REFERENCE ? "reference" : "vendor baseline",
+                      kope_op_name(ev->op), out->diagnostics ? out->diagnostics : "");
+  free(src);
+  return rc;
+}
+
+static int start_worker(kope_evaluator *ev, kope_worker *w, const char *exe, const char *name,
+                        kope_build_role role, kope_region *out, kope_err *err)
+{
+  char *dir = kope_path_join(ev->root, name);
+  kope_env env;
+  int rc;
+
+  if ((rc = kope_mkdirs(dir, err)) == KOPE_OK) {
+    kope_env_init(&env, dir);
+    ev->t->vt->worker_env(ev->t, role, ev->o.threads, &env);
+    rc = kope_worker_start(w, exe, dir, &env, &ev->in, out, &ev->lim, err);
+    kope_env_free(&env);
+  }
+  free(dir);
+  return rc;
+}
+
+static int prepare_layouts(kope_evaluator *ev, kope_err *err)
+{
+  size_t c;
+  int rc;
+
+  ev->ncases = kope_op_ncases(ev->op);
+  if (ev->ncases > KOPE_EVAL_MAX_CASES)
+    return kope_err_set(err, KOPE_EINPUT, "%s: too many cases", kope_op_spec_path(ev->op));
+  for (c = 0; c < ev->ncases; c++) {
+    if ((rc = kope_op_bind(ev->op, c, &ev->binds[c], err)))
+      return rc;
+    kope_eval_layout(ev->op, &ev->binds[c], &ev->lay[c]);
+    if (ev->lay[c].in_size > ev->max_in)
+      ev->max_in = ev->lay[c].in_size;
+    if (ev->lay[c].out_size > ev->max_out)
+      ev->max_out = ev->lay[c].out_size;
+  }
+  return KOPE_OK;
+}
+
+static int prepare_regions(kope_evaluator *ev, kope_err *err)
+{
+  int rc;
+
+  if ((rc = kope_region_init(&ev->in, "kope-in", err)) ||
+      (rc = kope_region_init(&ev->out_cand, "kope-out-cand", err)) ||
+      (rc = kope_region_init(&ev->out_ref, "kope-out-ref", err)) ||
+      (rc = kope_region_init(&ev->out_ven, "kope-out-vendor", err)) ||
+      (rc = kope_region_resize(&ev->in, ev->max_in, err)) ||
+      (rc = kope_region_resize(&ev->out_cand, ev->max_out, err)) ||
+      (rc = kope_region_resize(&ev->out_ref, ev->max_out, err)) ||
+      (rc = kope_region_resize(&ev->out_ven, ev->max_out, err)))
+    return rc;
+  return KOPE_OK;
+}
+
+static void set_limits(kope_evaluator *ev)
+{
+  long buffers_mb = (long)((ev->max_in + ev->max_out) >> 20);
+
+  ev->lim.cpu_s = 900;
+  ev->lim.mem_mb = 16384 + 2 * buffers_mb;
+  ev->lim.fsize_bytes = 0;
+  ev->lim.nofile = 64;
+}
+
+static int prepare(kope_evaluator *ev, kope_err *err)
+{
+  int rc;
+
+  if (!(ev->t = kope_target_open(ev->o.target, err)))
+    return err->code;
+  if ((rc = kope_target_check_flags(ev->t, ev->o.cflags, err)) ||
+      (rc = prepare_layouts(ev, err)) || (rc = prepare_regions(ev, err)))
+    return rc;
+  if (!(ev->root = make_root(err)))
+    return err->code;
+  set_limits(ev);
+  progress(ev, "building reference");
+  if ((rc = build_trusted(ev, KOPE_BUILD_REFERENCE, kope_op_reference_path(ev->op), &ev->ref, err)))
+    return rc;
+  ev->has_vendor = kope_op_vendor_path(ev->op) != NULL;
+  if (ev->has_vendor) {
+    progress(ev, "building vendor baseline");
+    if ((rc = build_trusted(ev, KOPE_BUILD_VENDOR, kope_op_vendor_path(ev->op), &ev->ven, err)) ||
+        (rc = start_worker(ev, &ev->venw, ev->ven.exe, "vendor", KOPE_BUILD_VENDOR,
+                           &ev->out_ven, err)))
+      return rc;
+  }
+  return start_worker(ev, &ev->refw, ev->ref.exe, "reference", KOPE_BUILD_REFERENCE,
+                      &ev->out_ref, err);
+}
+
+kope_evaluator *kope_evaluator_new(const kope_op *op, const kope_eval_opts *opts, kope_err *err)
+{
+  kope_evaluator *ev = calloc(1, sizeof *ev);
+  kope_err hwerr;
+
+  ev->op = op;
+  if (opts)
+    ev->o = *opts;
+  else
+    kope_eval_opts_init(&ev->o);
+  if (ev->o.threads <= 0)
+    ev->o.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (ev->o.seeds < 1)
+    ev->o.seeds = 1;
+  if (ev->o.min_rounds < 3)
+    ev->o.min_rounds = 3;
+  if (ev->o.max_rounds < ev->o.min_rounds)
+    ev->o.max_rounds = ev->o.min_rounds;
+  ev->in.fd = ev->out_cand.fd = ev->out_ref.fd = ev->out_ven.fd = -1;
+  ev->in.ro_fd = ev->out_cand.ro_fd = ev->out_ref.ro_fd = ev->out_ven.ro_fd = -1;
+  if (ev->o.timing) {
+    kope_err_clear(&hwerr);
+    ev->hw = kope_hw_get(ev->o.hw_cache, 0, &hwerr);   /* roofline is optional */
+  }
+  if (prepare(ev, err) != KOPE_OK) {
+    kope_evaluator_free(ev);
+    return NULL;
+  }
+  return ev;
+}
+
+void kope_evaluator_free(kope_evaluator *ev)
+{
+  if (!ev)
+    return;
+  kope_worker_stop(&ev->refw);
+  kope_worker_stop(&ev->venw);
+  kope_buf_release(&ev->refw.log);
+  kope_buf_release(&ev->venw.log);
+  kope_region_release(&ev->in);
+  kope_region_release(&ev->out_cand);
+  kope_region_release(&ev->out_ref);
+  kope_region_release(&ev->out_ven);
+  kope_build_out_release(&ev->ref);
+  kope_build_out_release(&ev->ven);
+  if (ev->root && !ev->o.keep_workdir)
+    kope_rmtree(ev->root);
+  free(ev->root);
+  kope_hw_free(ev->hw);
+  kope_target_free(ev->t);
+  free(ev);
+}
+
+/* ---- building candidates in parallel ---- */
+
+typedef struct build_job {
+  kope_evaluator *ev;
+  const char *source;
+  char *dir;
+  kope_build_out out;
+  kope_err err;
+  int rc;
+} build_job;
+
+static void *build_thread(void *arg)
+{
+  build_job *j = arg;
+  kope_build_req req;
+
+  memset(&req, 0, sizeof req);
+  req.op = j->ev->op;
+  req.role = KOPE_BUILD_CANDIDATE;
+  req.source = j->source;
+  req.workdir = j->dir;
+  req.extra_flags = j->ev->o.cflags;
+  req.timeout_s = j->ev->o.compile_timeout_s;
+  kope_err_clear(&j->err);
+  j->rc = kope_mkdirs(j->dir, &j->err);
+  if (j->rc == KOPE_OK)
+    j->rc = j->ev->t->vt->build(j->ev->t, &req, &j->out, &j->err);
+  return NULL;
+}
+
+static void build_all(kope_evaluator *ev, build_job *jobs, size_t n)
+{
+  size_t par = ev->o.parallel_builds > 0 ? (size_t)ev->o.parallel_builds
+                                         : (size_t)sysconf(_SC_NPROCESSORS_ONLN);
+  pthread_t th[64];
+  size_t i, k;
+
+  if (par > 64)
+    par = 64;
+  for (i = 0; i < n; i += par) {
+    size_t m = n - i < par ? n - i : par;
+    for (k = 0; k < m; k++)
+      pthread_create(&th[k], NULL, build_thread, &jobs[i + k]);
+    for (k = 0; k < m; k++)
+      pthread_join(th[k], NULL);
+  }
+}
+
+/* ---- judging one built candidate ---- */
+
+static const char *first_error_line(const char *diag, char *buf, size_t size)
+{
+  const char *p = strstr(diag, "error");
+  const char *start, *end;
+
+  if (!p)
+    p = diag;
+  start = p;
+  while (start > diag && start[-1] != '\n')
+    start--;
+  end = strchr(start, '\n');
+  snprintf(buf, size, "%.*s", (int)(end ? end - start : (long)strlen(start)), start);
+  return buf;
+}
+
+static void worker_failure(kope_report *r, kope_worker *w, int st, const char *when)
+{
+  if (st == KOPE_WORKER_TIMEOUT)
+    kope_report_fail(r, KOPE_TIMEOUT, "no answer within the time limit %s (killed)", when);
+  else if (st == KOPE_WORKER_PROTO)
+    kope_report_fail(r, KOPE_CRASH, "the worker reported an error %s: %s", when, w->proto_msg);
+  else if (w->signo)
+    kope_report_fail(r, w->signo == SIGXCPU ? KOPE_TIMEOUT : KOPE_CRASH,
+                     "killed by signal %d (SIG%s) %s", w->signo, sigabbrev_np(w->signo), when);
+  else
+    kope_report_fail(r, KOPE_CRASH, "exited with status %d %s", w->exit_code, when);
+}
+
+static int map_case(kope_evaluator *ev, kope_worker *w, size_t c)
+{
+  kope_child_cmd cmd;
+
+  kope_eval_fill_cmd(ev, c, &cmd, KOPE_CMD_MAP, 0);
+  return kope_worker_command(w, &cmd, ev->o.timeout_s, NULL);
+}
+
+static int call_once(kope_evaluator *ev, kope_worker *w, size_t c)
+{
+  kope_child_cmd cmd;
+
+  kope_eval_fill_cmd(ev, c, &cmd, KOPE_CMD_CALL, 1);
+  return kope_worker_command(w, &cmd, ev->o.timeout_s, NULL);
+}
+
+static int baseline_failed(kope_evaluator *ev, const char *who, int st, kope_err *err)
+{
+  return kope_err_set(err, KOPE_EINTERNAL, "the %s worker of %s failed (state %d): %s", who,
+                      kope_op_name(ev->op), st, ev->refw.log.data ? ev->refw.log.data : "");
+}
+
+/* One seed of one case. Returns 0 pass, -1 candidate rejected, else an
+ * error code. */
+static int check_seed(kope_evaluator *ev, kope_worker *cand, kope_region *out, size_t c,
+                      int s, uint64_t seed, kope_report *r, kope_err *err)
+{
+  const kope_layout *l = &ev->lay[c];
+  uint64_t trial = kope_rng_mix(seed, ((uint64_t)c << 16) | (uint64_t)s), h0;
+  char when[96];
+  int st;
+
+  kope_eval_fill_inputs(ev->op, &ev->binds[c], l, ev->in.base, trial, s);
+  h0 = kope_eval_hash(ev->in.base, l->in_size);
+  kope_eval_poison(ev->op, &ev->binds[c], l, out->base, trial);
+  kope_eval_poison(ev->op, &ev->binds[c], l, ev->out_ref.base, trial);
+  if ((st = call_once(ev, &ev->refw, c)) != KOPE_WORKER_OK)
+    return baseline_failed(ev, "reference", st, err);
+  if ((st = call_once(ev, cand, c)) != KOPE_WORKER_OK) {
+    snprintf(when, sizeof when, "during case %zu, seed %d", c, s);
+    worker_failure(r, cand, st, when);
+    return -1;
+  }
+  if (kope_eval_compare(ev->op, c, s, &ev->binds[c], l, out->base, ev->out_ref.base,
+                        trial, r, &r->cases[c].max_err))
+    return -1;
+  if (kope_eval_hash(ev->in.base, l->in_size) != h0) {
+    kope_report_fail(r, KOPE_INCORRECT, "an input buffer changed during case %zu", c);
+    return -1;
+  }
+  return 0;
+}
+
+static int check_all(kope_evaluator *ev, kope_worker *cand, kope_region *out, kope_report *r,
+                     kope_err *err)
+{
+  size_t c;
+  int s, st, rc;
+
+  for (c = 0; c < ev->ncases; c++) {
+    progress(ev, "checking case %zu/%zu", c + 1, ev->ncases);
+    if ((st = map_case(ev, &ev->refw, c)) != KOPE_WORKER_OK)
+      return baseline_failed(ev, "reference", st, err);
+    if ((st = map_case(ev, cand, c)) != KOPE_WORKER_OK) {
+      worker_failure(r, cand, st, "while mapping buffers");
+      return -1;
+    }
+    for (s = 0; s < ev->o.seeds; s++)
+      if ((rc = check_seed(ev, cand, out, c, s, r->eval_seed, r, err)))
+        return rc;
+  }
+  return 0;
+}
+
+static int time_all(kope_evaluator *ev, kope_worker *cand, kope_report *r, kope_err *err)
+{
+  size_t c;
+  int st, rc;
+
+  for (c = 0; c < ev->ncases; c++) {
+    progress(ev, "timing case %zu/%zu", c + 1, ev->ncases);
+    if ((st = map_case(ev, &ev->refw, c)) != KOPE_WORKER_OK ||
+        (ev->has_vendor && (st = map_case(ev, &ev->venw, c)) != KOPE_WORKER_OK))
+      return baseline_failed(ev, "baseline", st, err);
+    if ((st = map_case(ev, cand, c)) != KOPE_WORKER_OK) {
+      worker_failure(r, cand, st, "while mapping buffers");
+      return -1;
+    }
+    kope_eval_fill_inputs(ev->op, &ev->binds[c], &ev->lay[c], ev->in.base,
+                          kope_rng_mix(r->eval_seed, 0x7133), 0);
+    if ((rc = kope_eval_time_case(ev, cand, c, &r->cases[c], r, err)))
+      return rc;
+  }
+  return 0;
+}
+
+static int judge(kope_evaluator *ev, build_job *j, kope_report *r, kope_err *err)
+{
+  kope_worker cand;
+  double waits0 = ev->refw.wait_s + ev->venw.wait_s;
+  int rc;
+
+  if ((rc = start_worker(ev, &cand, j->out.exe, strrchr(j->dir, '/') + 1,
+                         KOPE_BUILD_CANDIDATE, &ev->out_cand, err)))
+    return rc;
+  rc = check_all(ev, &cand, &ev->out_cand, r, err);
+  if (rc == 0 && ev->o.timing)
+    rc = time_all(ev, &cand, r, err);
+  r->wait_s = cand.wait_s + ev->refw.wait_s + ev->venw.wait_s - waits0;
+  kope_worker_stop(&cand);
+  r->log = kope_buf_steal(&cand.log);
+  return rc < 0 ? KOPE_OK : rc;
+}
+
+static int evaluate_job(kope_evaluator *ev, build_job *j, kope_report **out, kope_err *err)
+{
+  double t0 = kope_now();
+  kope_report *r = kope_report_new(ev);
+  char line[300];
+  int rc = KOPE_OK;
+
+  kope_sha256_hex(j->source, strlen(j->source), r->source_hash);
+  r->compile_s = j->out.seconds;
+  r->diagnostics = kope_strdup(j->out.diagnostics ? j->out.diagnostics : "");
+  if (!j->out.ok)
+    kope_report_fail(r, KOPE_COMPILE_ERROR, "%s",
+                     first_error_line(r->diagnostics, line, sizeof line));
+  else
+    rc = judge(ev, j, r, err);
+  r->total_s = kope_now() - t0 + j->out.seconds;
+  kope_report_finish(r, ev);
+  if (rc != KOPE_OK) {
+    kope_report_free(r);
+    r = NULL;
+  }
+  *out = r;
+  return rc;
+}
+
+int kope_evaluate_batch(kope_evaluator *ev, const char *const *sources, size_t n,
+                        kope_report **reports, kope_err *err)
+{
+  build_job *jobs = calloc(n ? n : 1, sizeof *jobs);
+  size_t i;
+  int rc = KOPE_OK;
+
+  for (i = 0; i < n; i++) {
+    jobs[i].ev = ev;
+    jobs[i].source = sources[i];
+    jobs[i].dir = kope_sprintf("%s/cand-%d", ev->root, ev->ncand++);
+    reports[i] = NULL;
+  }
+  progress(ev, "compiling %zu candidate%s", n, n == 1 ? "" : "s");
+  build_all(ev, jobs, n);
+  for (i = 0; i < n; i++) {
+    if (rc == KOPE_OK && jobs[i].rc != KOPE_OK) {
+      *err = jobs[i].err;
+      rc = jobs[i].rc;
+    }
+    if (rc == KOPE_OK)
+      rc = evaluate_job(ev, &jobs[i], &reports[i], err);
+    if (!ev->o.keep_workdir)
+      kope_rmtree(jobs[i].dir);
+    kope_build_out_release(&jobs[i].out);
+    free(jobs[i].dir);
+  }
+  free(jobs);
+  return rc;
+}
+
+kope_report *kope_evaluate(kope_evaluator *ev, const char *source, kope_err *err)
+{
+  kope_report *r = NULL;
+
+  kope_evaluate_batch(ev, &source, 1, &r, err);
+  return r;
+}
+
+kope_report *kope_evaluate_vendor(kope_evaluator *ev, kope_err *err)
+{
+  kope_report *r;
+  double t0 = kope_now();
+  int rc;
+
+  if (!ev->has_vendor) {
+    kope_err_set(err, KOPE_EINPUT, "operator %s has no vendor baseline", kope_op_name(ev->op));
+    return NULL;
+  }
+  r = kope_report_new(ev);
+  rc = check_all(ev, &ev->venw, &ev->out_ven, r, err);
+  r->total_s = kope_now() - t0;
+  kope_report_finish(r, ev);
+  if (rc > 0) {
+    kope_report_free(r);
+    return NULL;
+  }
+  return r;
+}

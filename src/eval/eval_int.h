@@ -1,0 +1,105 @@
+/*
+ * Internals of the evaluator shared by its files: the evaluator and
+ * report structures, input generation and output checking (check.c),
+ * timing (timing.c) and report rendering (report.c).
+ */
+#ifndef KOPE_EVAL_INT_H
+#define KOPE_EVAL_INT_H
+
+#include "kope/eval.h"
+#include "kope/hw.h"
+#include "kope/target.h"
+#include "core/rng.h"
+#include "eval/worker.h"
+#include "target/target_int.h"
+
+#define KOPE_EVAL_MAX_CASES 64
+#define KOPE_EVAL_MAX_ROUNDS 64
+
+/* Where each buffer of a case lives in its region. */
+typedef struct kope_layout {
+  uint64_t off[KOPE_MAX_ARGS];      /* offset in the in or out region */
+  uint64_t end[KOPE_MAX_ARGS];      /* off + bytes */
+  uint64_t guard[KOPE_MAX_ARGS];    /* outputs: guard page offset */
+  size_t in_size, out_size;
+} kope_layout;
+
+typedef struct kope_case_res {
+  int timed;
+  int nrounds;
+  double s_cand[KOPE_EVAL_MAX_ROUNDS], s_ref[KOPE_EVAL_MAX_ROUNDS],
+      s_ven[KOPE_EVAL_MAX_ROUNDS];
+  double t_cand, t_ref, t_ven;              /* medians, seconds per call */
+  double sp_ref, sp_ref_lo, sp_ref_hi;      /* median of per-round ratios */
+  double sp_ven, sp_ven_lo, sp_ven_hi;
+  double roof;                              /* roofline time / candidate time */
+  uint32_t iters_cand, iters_ref, iters_ven;
+  double max_err;                           /* worst |got-exp| over seeds */
+  double flops, bytes;
+} kope_case_res;
+
+struct kope_report {
+  kope_verdict verdict;
+  char reason[600];
+  json_t *mismatch;           /* first mismatch, or NULL */
+  char *diagnostics;          /* compiler output (trimmed) */
+  char *log;                  /* candidate's stdout/stderr (bounded) */
+  char *feedback;
+  char source_hash[65];
+  char *op_name;
+  size_t ncases;
+  kope_case_res cases[KOPE_EVAL_MAX_CASES];
+  int has_vendor;
+  char *vendor_name;
+  double sp_ref, sp_ven, roof;
+  double compile_s, total_s, wait_s, overhead_s;
+  int seeds;
+  uint64_t eval_seed;
+  json_t *env;                /* environment record */
+};
+
+struct kope_evaluator {
+  const kope_op *op;
+  kope_eval_opts o;
+  kope_target *t;
+  kope_hw *hw;
+  char *root;                          /* scratch directory of this evaluator */
+  kope_build_out ref, ven;
+  int has_vendor;
+  kope_worker refw, venw;
+  kope_region in, out_cand, out_ref, out_ven;
+  size_t ncases;
+  kope_case_bind binds[KOPE_EVAL_MAX_CASES];
+  kope_layout lay[KOPE_EVAL_MAX_CASES];
+  size_t max_in, max_out;
+  int ncand;                           /* candidates seen (work dir names) */
+  kope_limits lim;
+};
+
+/* check.c */
+void kope_eval_layout(const kope_op *op, const kope_case_bind *b, kope_layout *l);
+void kope_eval_fill_inputs(const kope_op *op, const kope_case_bind *b, const kope_layout *l,
+                           unsigned char *in, uint64_t seed, int variant);
+void kope_eval_poison(const kope_op *op, const kope_case_bind *b, const kope_layout *l,
+                      unsigned char *out, uint64_t trial);
+/* Compare candidate outputs with the reference's; on the first failure
+ * fills r (verdict incorrect, reason, mismatch) and returns -1. */
+int kope_eval_compare(const kope_op *op, size_t c, int seed_index, const kope_case_bind *b,
+                      const kope_layout *l, const unsigned char *got,
+                      const unsigned char *exp, uint64_t trial, kope_report *r,
+                      double *max_err);
+uint64_t kope_eval_hash(const unsigned char *p, size_t n);
+
+/* timing.c */
+int kope_eval_time_case(kope_evaluator *ev, kope_worker *cand, size_t c, kope_case_res *cr,
+                        kope_report *r, kope_err *err);
+void kope_eval_fill_cmd(const kope_evaluator *ev, size_t c, kope_child_cmd *cmd,
+                        uint32_t kind, uint32_t iters);
+
+/* report.c */
+kope_report *kope_report_new(const kope_evaluator *ev);
+void kope_report_finish(kope_report *r, const kope_evaluator *ev);
+void kope_report_fail(kope_report *r, kope_verdict v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,244 @@
+/*
+ * Evaluation reports: verdict and reason, per-case statistics, geometric
+ * means, kope's own overhead, a compact feedback text for policies, and
+ * the full JSON document printed by `kope eval --json`.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/stats.h"
+#include "eval/eval_int.h"
+
+const char *kope_verdict_name(kope_verdict v)
+{
+  static const char *const n[] = {"correct", "compile_error", "incorrect", "crash", "timeout",
+                                  "forbidden"};
+  return (unsigned)v < 6 ? n[v] : "unknown";
+}
+
+kope_report *kope_report_new(const kope_evaluator *ev)
+{
+  kope_report *r = calloc(1, sizeof *r);
+
+  r->verdict = KOPE_CORRECT;
+  r->op_name = kope_strdup(kope_op_name(ev->op));
+  r->ncases = ev->ncases;
+  r->has_vendor = ev->has_vendor;
+  r->vendor_name = kope_strdup(ev->has_vendor ? kope_op_vendor_name(ev->op) : "");
+  r->seeds = ev->o.seeds;
+  r->eval_seed = ev->o.seed ? ev->o.seed : kope_rng_os_seed();
+  return r;
+}
+
+void kope_report_fail(kope_report *r, kope_verdict v, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (r->verdict != KOPE_CORRECT)
+    return;   /* the first failure is the one reported */
+  r->verdict = v;
+  va_start(ap, fmt);
+  vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+  va_end(ap);
+}
+
+static void geomeans(kope_report *r)
+{
+  double sr[KOPE_EVAL_MAX_CASES], sv[KOPE_EVAL_MAX_CASES], rf[KOPE_EVAL_MAX_CASES];
+  size_t c, n = 0;
+
+  for (c = 0; c < r->ncases; c++) {
+    if (!r->cases[c].timed)
+      continue;
+    sr[n] = r->cases[c].sp_ref;
+    sv[n] = r->cases[c].sp_ven;
+    rf[n] = r->cases[c].roof;
+    n++;
+  }
+  r->sp_ref = kope_geomean(sr, n);
+  r->sp_ven = r->has_vendor ? kope_geomean(sv, n) : 0.0;
+  r->roof = kope_geomean(rf, n);
+}
+
+static void environment(kope_report *r, const kope_evaluator *ev)
+{
+  r->env = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s}", "harness", KOPE_HARNESS_VERSION,
+                     "kope", KOPE_VERSION, "target", kope_target_name(ev->t), "compiler",
+                     kope_target_compiler(ev->t), "threads", ev->o.threads, "cflags",
+                     kope_target_default_flags(ev->t), "extra_cflags",
+                     ev->o.cflags ? ev->o.cflags : "");
+  if (ev->hw)
+    json_object_set_new(r->env, "cpu", json_string(kope_hw_cpu_model(ev->hw)));
+  json_object_set_new(r->env, "isolation",
+                      json_pack("[s,s,s,s,s,s,s]", "separate_process", "process_group",
+                                "rlimits", "clean_env", "closed_fds", "readonly_inputs",
+                                "output_guard_pages"));
+}
+
+static void make_feedback(kope_report *r)
+{
+  kope_buf b;
+  size_t c;
+
+  kope_buf_init(&b, 16384);
+  kope_buf_printf(&b, "verdict: %s\n", kope_verdict_name(r->verdict));
+  if (r->verdict != KOPE_CORRECT)
+    kope_buf_printf(&b, "reason: %s\n", r->reason);
+  if (r->verdict == KOPE_COMPILE_ERROR && r->diagnostics)
+    kope_buf_printf(&b, "compiler:\n%s", r->diagnostics);
+  if (r->verdict == KOPE_CORRECT && r->sp_ref > 0) {
+    kope_buf_printf(&b, "speedup vs reference (geomean): %.3fx", r->sp_ref);
+    if (r->has_vendor)
+      kope_buf_printf(&b, ", vs %s: %.3fx", r->vendor_name, r->sp_ven);
+    if (r->roof > 0)
+      kope_buf_printf(&b, ", roofline fraction %.3f", r->roof);
+    kope_buf_puts(&b, "\n");
+    for (c = 0; c < r->ncases; c++)
+      kope_buf_printf(&b, "  case %zu: %.3fx [%.3f, %.3f] %.3g s/call\n", c, r->cases[c].sp_ref,
+                      r->cases[c].sp_ref_lo, r->cases[c].sp_ref_hi, r->cases[c].t_cand);
+  }
+  if (r->log && *r->log && r->verdict != KOPE_CORRECT)
+    kope_buf_printf(&b, "kernel output:\n%.2000s\n", r->log);
+  r->feedback = kope_buf_steal(&b);
+}
+
+void kope_report_finish(kope_report *r, const kope_evaluator *ev)
+{
+  if (r->verdict == KOPE_CORRECT)
+    snprintf(r->reason, sizeof r->reason, "all %zu cases correct on %d seeds", r->ncases,
+             r->seeds);
+  geomeans(r);
+  environment(r, ev);
+  r->overhead_s = r->total_s - r->compile_s - r->wait_s;
+  if (r->overhead_s < 0)
+    r->overhead_s = 0;
+  make_feedback(r);
+}
+
+void kope_report_free(kope_report *r)
+{
+  if (!r)
+    return;
+  json_decref(r->mismatch);
+  json_decref(r->env);
+  free(r->diagnostics);
+  free(r->log);
+  free(r->feedback);
+  free(r->op_name);
+  free(r->vendor_name);
+  free(r);
+}
+
+kope_verdict kope_report_verdict(const kope_report *r) { return r->verdict; }
+int kope_report_accepted(const kope_report *r) { return r->verdict == KOPE_CORRECT; }
+const char *kope_report_reason(const kope_report *r) { return r->reason; }
+const char *kope_report_feedback(const kope_report *r) { return r->feedback; }
+double kope_report_speedup_ref(const kope_report *r) { return r->sp_ref; }
+double kope_report_speedup_vendor(const kope_report *r) { return r->sp_ven; }
+double kope_report_roofline(const kope_report *r) { return r->roof; }
+size_t kope_report_ncases(const kope_report *r) { return r->ncases; }
+double kope_report_compile_seconds(const kope_report *r) { return r->compile_s; }
+double kope_report_total_seconds(const kope_report *r) { return r->total_s; }
+double kope_report_overhead_seconds(const kope_report *r) { return r->overhead_s; }
+
+double kope_report_case_speedup(const kope_report *r, size_t c, double *lo, double *hi)
+{
+  if (c >= r->ncases)
+    return 0.0;
+  if (lo)
+    *lo = r->cases[c].sp_ref_lo;
+  if (hi)
+    *hi = r->cases[c].sp_ref_hi;
+  return r->cases[c].sp_ref;
+}
+
+double kope_report_case_seconds(const kope_report *r, size_t c)
+{
+  return c < r->ncases ? r->cases[c].t_cand : 0.0;
+}
+
+/* A JSON string of arbitrary bytes: invalid UTF-8 becomes '?'. */
+static json_t *safe_string(const char *s)
+{
+  json_t *j = json_string(s ? s : "");
+  char *c;
+  size_t i;
+
+  if (j)
+    return j;
+  c = kope_strdup(s);
+  for (i = 0; c[i]; i++)
+    if ((unsigned char)c[i] >= 0x80 || ((unsigned char)c[i] < 0x20 && c[i] != '\n' && c[i] != '\t'))
+      c[i] = '?';
+  j = json_string(c);
+  free(c);
+  return j;
+}
+
+static json_t *samples(const double *v, int n)
+{
+  json_t *a = json_array();
+  int i;
+
+  for (i = 0; i < n; i++)
+    json_array_append_new(a, json_real(v[i]));
+  return a;
+}
+
+static json_t *case_json(const kope_report *r, size_t c)
+{
+  const kope_case_res *cr = &r->cases[c];
+  json_t *j = json_pack("{s:i, s:f, s:f, s:f}", "index", (int)c, "max_abs_error", cr->max_err,
+                        "flops", cr->flops, "bytes", cr->bytes);
+
+  if (!cr->timed)
+    return j;
+  json_object_set_new(j, "rounds", json_integer(cr->nrounds));
+  json_object_set_new(j, "seconds", json_pack("{s:f, s:f}", "candidate", cr->t_cand,
+                                              "reference", cr->t_ref));
+  json_object_set_new(j, "speedup_ref", json_pack("{s:f, s:f, s:f}", "median", cr->sp_ref,
+                                                  "ci_lo", cr->sp_ref_lo, "ci_hi", cr->sp_ref_hi));
+  json_object_set_new(j, "iters", json_pack("{s:i, s:i}", "candidate", (int)cr->iters_cand,
+                                            "reference", (int)cr->iters_ref));
+  json_object_set_new(j, "samples", json_pack("{s:o, s:o}", "candidate",
+                                               samples(cr->s_cand, cr->nrounds), "reference",
+                                               samples(cr->s_ref, cr->nrounds)));
+  if (r->has_vendor) {
+    json_object_set_new(json_object_get(j, "seconds"), "vendor", json_real(cr->t_ven));
+    json_object_set_new(j, "speedup_vendor", json_pack("{s:f, s:f, s:f}", "median", cr->sp_ven,
+                                                       "ci_lo", cr->sp_ven_lo, "ci_hi",
+                                                       cr->sp_ven_hi));
+    json_object_set_new(json_object_get(j, "samples"), "vendor",
+                        samples(cr->s_ven, cr->nrounds));
+  }
+  json_object_set_new(j, "roofline_fraction", json_real(cr->roof));
+  return j;
+}
+
+json_t *kope_report_to_json(const kope_report *r)
+{
+  json_t *cases = json_array(), *j;
+  size_t c;
+
+  for (c = 0; c < r->ncases; c++)
+    json_array_append_new(cases, case_json(r, c));
+  j = json_pack("{s:s, s:s, s:b, s:o, s:s, s:i, s:s}", "op", r->op_name, "verdict",
+                kope_verdict_name(r->verdict), "accepted", r->verdict == KOPE_CORRECT,
+                "reason", safe_string(r->reason), "source_sha256", r->source_hash, "seeds", r->seeds,
+                "harness_version", KOPE_HARNESS_VERSION);
+  json_object_set_new(j, "mismatch", r->mismatch ? json_incref(r->mismatch) : json_null());
+  json_object_set_new(j, "diagnostics", safe_string(r->diagnostics));
+  json_object_set_new(j, "kernel_output", safe_string(r->log));
+  json_object_set_new(j, "speedup_ref", json_real(r->sp_ref));
+  json_object_set_new(j, "speedup_vendor", r->has_vendor ? json_real(r->sp_ven) : json_null());
+  json_object_set_new(j, "vendor", r->has_vendor ? json_string(r->vendor_name) : json_null());
+  json_object_set_new(j, "roofline_fraction", json_real(r->roof));
+  json_object_set_new(j, "cases", cases);
+  json_object_set_new(j, "timing", json_pack("{s:f, s:f, s:f, s:f}", "compile_s", r->compile_s,
+                                             "total_s", r->total_s, "worker_s", r->wait_s,
+                                             "overhead_s", r->overhead_s));
+  json_object_set_new(j, "environment", json_incref(r->env));
+  json_object_set_new(j, "feedback", safe_string(r->feedback));
+  return j;
+}

@@ -1,0 +1,243 @@
+/*
+ * Worker processes and shared regions (see worker.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "eval/worker.h"
+
+int kope_region_init(kope_region *r, const char *name, kope_err *err)
+{
+  char path[64];
+
+  memset(r, 0, sizeof *r);
+  r->ro_fd = -1;
+  r->fd = memfd_create(name, MFD_CLOEXEC);
+  if (r->fd < 0)
+    return kope_err_set(err, KOPE_EENV, "memfd_create: %s", strerror(errno));
+  snprintf(path, sizeof path, "/proc/self/fd/%d", r->fd);
+  r->ro_fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (r->ro_fd < 0)
+    return kope_err_set(err, KOPE_EENV, "reopen memfd read-only: %s", strerror(errno));
+  return KOPE_OK;
+}
+
+int kope_region_resize(kope_region *r, size_t size, kope_err *err)
+{
+  if (r->base)
+    munmap(r->base, r->size);
+  r->base = NULL;
+  r->size = size;
+  if (ftruncate(r->fd, 0) != 0 || ftruncate(r->fd, (off_t)size) != 0)
+    return kope_err_set(err, KOPE_EENV, "cannot size shared memory to %zu bytes: %s", size,
+                        strerror(errno));
+  if (!size)
+    return KOPE_OK;
+  r->base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+  if (r->base == MAP_FAILED) {
+    r->base = NULL;
+    return kope_err_set(err, KOPE_EENV, "cannot map %zu bytes: %s", size, strerror(errno));
+  }
+  return KOPE_OK;
+}
+
+void kope_region_release(kope_region *r)
+{
+  if (r->base)
+    munmap(r->base, r->size);
+  if (r->fd >= 0)
+    close(r->fd);
+  if (r->ro_fd >= 0)
+    close(r->ro_fd);
+  memset(r, 0, sizeof *r);
+  r->fd = r->ro_fd = -1;
+}
+
+static void child_side(const char *exe, const char *dir, const kope_env *env, int fds[4],
+                       int logfd, const kope_limits *lim)
+{
+  int devnull = open("/dev/null", O_RDONLY), i;
+  int tmp[4];
+  char *argv[2] = {(char *)exe, NULL};
+
+  /* Move the four descriptors out of the way, then to 3..6. */
+  for (i = 0; i < 4; i++)
+    tmp[i] = fcntl(fds[i], F_DUPFD, 20);
+  dup2(devnull, 0);
+  dup2(logfd, 1);
+  dup2(logfd, 2);
+  for (i = 0; i < 4; i++)
+    dup2(tmp[i], KOPE_CHILD_FD_CMD + i);
+  if (chdir(dir) != 0)
+    _exit(126);
+  kope_proc_child_setup(lim, KOPE_CHILD_FD_OUT + 1);
+  execve(exe, argv, (char *const *)env->vars);
+  _exit(127);
+}
+
+int kope_worker_start(kope_worker *w, const char *exe, const char *dir, const kope_env *env,
+                      const kope_region *in, const kope_region *out, const kope_limits *lim,
+                      kope_err *err)
+{
+  int cp[2], rp[2], lp[2], fds[4];
+
+  memset(w, 0, sizeof *w);
+  kope_buf_init(&w->log, 64 * 1024);
+  if (pipe2(cp, O_CLOEXEC) || pipe2(rp, O_CLOEXEC) || pipe2(lp, O_CLOEXEC))
+    return kope_err_set(err, KOPE_EENV, "pipe: %s", strerror(errno));
+  fds[0] = cp[0];
+  fds[1] = rp[1];
+  fds[2] = in->ro_fd;
+  fds[3] = out->fd;
+  w->pid = fork();
+  if (w->pid < 0)
+    return kope_err_set(err, KOPE_EENV, "fork: %s", strerror(errno));
+  if (w->pid == 0)
+    child_side(exe, dir, env, fds, lp[1], lim);
+  setpgid(w->pid, w->pid);
+  close(cp[0]);
+  close(rp[1]);
+  close(lp[1]);
+  w->cmd_fd = cp[1];
+  w->rep_fd = rp[0];
+  w->log_fd = lp[0];
+  fcntl(w->log_fd, F_SETFL, O_NONBLOCK);
+  w->up = 1;
+  signal(SIGPIPE, SIG_IGN);
+  return KOPE_OK;
+}
+
+static void drain_log(kope_worker *w)
+{
+  char chunk[4096];
+  ssize_t n;
+
+  while (w->log_fd >= 0 && (n = read(w->log_fd, chunk, sizeof chunk)) > 0)
+    kope_buf_append(&w->log, chunk, (size_t)n);
+}
+
+static void reap(kope_worker *w, int kill_it)
+{
+  int status = 0;
+  struct rusage ru;
+
+  if (!w->up)
+    return;
+  if (kill_it) {
+    kill(-w->pid, SIGKILL);
+    kill(w->pid, SIGKILL);
+  }
+  if (wait4(w->pid, &status, 0, &ru) == w->pid) {
+    w->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    w->signo = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    w->cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+               (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+  }
+  kill(-w->pid, SIGKILL);
+  drain_log(w);
+  close(w->cmd_fd);
+  close(w->rep_fd);
+  close(w->log_fd);
+  w->log_fd = -1;
+  w->up = 0;
+}
+
+static int send_all(int fd, const void *buf, size_t n)
+{
+  const unsigned char *p = buf;
+
+  while (n > 0) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+/* Wait for a full reply until deadline; 0 ok, -1 EOF, -2 timeout. */
+static int recv_reply(kope_worker *w, kope_child_reply *rep, double deadline)
+{
+  unsigned char *p = (unsigned char *)rep;
+  size_t got = 0;
+
+  while (got < sizeof *rep) {
+    struct pollfd pf[2] = {{w->rep_fd, POLLIN, 0}, {w->log_fd, POLLIN, 0}};
+    double left = deadline - kope_now();
+    int ms = left <= 0 ? 0 : left > 1.0 ? 1000 : (int)(left * 1000) + 1;
+    if (left <= 0)
+      return -2;
+    if (poll(pf, 2, ms) <= 0)
+      continue;
+    if (pf[1].revents)
+      drain_log(w);
+    if (pf[0].revents) {
+      ssize_t n = read(w->rep_fd, p + got, sizeof *rep - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return -1;
+      got += (size_t)n;
+    }
+  }
+  return 0;
+}
+
+int kope_worker_command(kope_worker *w, const kope_child_cmd *c, double timeout_s,
+                        double *elapsed)
+{
+  kope_child_reply rep;
+  double t0, t1;
+  int rc;
+
+  if (!w->up)
+    return KOPE_WORKER_DIED;
+  t0 = kope_now();
+  if (send_all(w->cmd_fd, c, sizeof *c) != 0) {
+    reap(w, 1);
+    return KOPE_WORKER_DIED;
+  }
+  rc = recv_reply(w, &rep, t0 + timeout_s);
+  t1 = kope_now();
+  w->wait_s += t1 - t0;
+  if (elapsed)
+    *elapsed = t1 - t0;
+  if (rc == -2) {
+    reap(w, 1);
+    return KOPE_WORKER_TIMEOUT;
+  }
+  if (rc == -1) {
+    reap(w, 0);
+    return KOPE_WORKER_DIED;
+  }
+  if (rep.magic != KOPE_CHILD_MAGIC || rep.status != 0) {
+    snprintf(w->proto_msg, sizeof w->proto_msg, "%s",
+             rep.magic == KOPE_CHILD_MAGIC ? rep.msg : "garbled reply");
+    return KOPE_WORKER_PROTO;
+  }
+  return KOPE_WORKER_OK;
+}
+
+void kope_worker_stop(kope_worker *w)
+{
+  kope_child_cmd c;
+
+  if (!w->up)
+    return;
+  memset(&c, 0, sizeof c);
+  c.magic = KOPE_CHILD_MAGIC;
+  c.kind = KOPE_CMD_EXIT;
+  send_all(w->cmd_fd, &c, sizeof c);
+  reap(w, 1);
+}

@@ -1,0 +1,371 @@
+/*
+ * The CPU target: kernels in C (OpenMP, SIMD intrinsics) built with gcc.
+ * A worker program is the kernel's object linked with the generated call
+ * shim and the embedded child runtime. Candidates are compiled in their
+ * own work directory with -O3 -march=native -fopenmp and the generated
+ * prototype force-included, so a wrong signature is a compile error.
+ * Trusted builds (reference at -O2 single-thread, vendor baselines, the
+ * runtime and shim objects) are cached under <kope_home>/cache by the hash
+ * of everything that goes into them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "target/target_int.h"
+
+#define CPU_CC "gcc"
+#define CPU_STD "-std=gnu11"
+#define CPU_REF_FLAGS "-O2"
+#define CPU_VENDOR_FLAGS "-O2 -march=native -fopenmp"
+
+static const char *const cpu_allowed[] = {
+  "-O1", "-O2", "-O3", "-Os", "-funroll-loops", "-funroll-all-loops",
+  "-fno-unroll-loops", "-ftree-vectorize", "-fno-tree-vectorize",
+  "-ffp-contract=*", "-fno-math-errno", "-fno-trapping-math", "-fno-signed-zeros",
+  "-freciprocal-math", "-fassociative-math", "-ffast-math", "-march=native",
+  "-mtune=native", "-mavx", "-mavx2", "-mfma", "-mavx512f", "-mavx512bw",
+  "-mavx512vl", "-mavx512dq", "-mprefer-vector-width=*", "-falign-loops=*",
+  "-fprefetch-loop-arrays", "-fno-strict-aliasing", "-fomit-frame-pointer",
+  "-fopenmp", "-fopenmp-simd", NULL
+};
+
+static int cpu_init(kope_target *t, kope_err *err)
+{
+  FILE *p = popen(CPU_CC " --version 2>/dev/null", "r");
+  char line[256] = "";
+
+  if (!p || !fgets(line, sizeof line, p)) {
+    if (p)
+      pclose(p);
+    return kope_err_set(err, KOPE_EENV, "target cpu: cannot run '%s' (is gcc installed? "
+                        "run scripts/setup.sh)", CPU_CC);
+  }
+  pclose(p);
+  line[strcspn(line, "\n")] = '\0';
+  snprintf(t->compiler, sizeof t->compiler, "%s", line);
+  snprintf(t->default_flags, sizeof t->default_flags, "-O3 -march=native -fopenmp");
+  return KOPE_OK;
+}
+
+/* Split a flag string into argv entries appended at argv[*n]. The copy is
+ * kept in *hold (caller frees). */
+static void add_flags(const char **argv, int *n, int max, const char *flags, char **hold)
+{
+  char *tok, *save = NULL;
+
+  *hold = kope_strdup(flags ? flags : "");
+  for (tok = strtok_r(*hold, " ", &save); tok && *n < max - 1; tok = strtok_r(NULL, " ", &save))
+    argv[(*n)++] = tok;
+}
+
+/* Run the compiler with argv in cwd; output goes to *log (caller frees).
+ * Returns 1 when it succeeded, 0 when it failed, -1 when it could not run. */
+static int run_cc(const char **argv, const char *cwd, double timeout, char **log,
+                  double *secs)
+{
+  kope_proc_opts o;
+  kope_proc_result r;
+  kope_err e;
+  int rc;
+
+  memset(&o, 0, sizeof o);
+  o.argv = argv;
+  o.cwd = cwd;
+  o.timeout_s = timeout > 0 ? timeout : 120;
+  o.limits.cpu_s = o.timeout_s;
+  o.limits.mem_mb = 4096;
+  o.limits.fsize_bytes = 256L << 20;
+  o.capture_limit = 256 * 1024;
+  kope_err_clear(&e);
+  if (kope_proc_run(&o, &r, &e) != KOPE_OK) {
+    *log = kope_strdup(e.msg);
+    return -1;
+  }
+  if (r.timed_out)
+    kope_buf_printf(&r.out, "error: compiler killed after %.0f s (time limit)\n", o.timeout_s);
+  else if (r.signo)
+    kope_buf_printf(&r.out, "error: compiler killed by signal %d (memory or CPU limit)\n",
+                    r.signo);
+  rc = r.exited && r.exit_code == 0 ? 1 : 0;
+  if (secs)
+    *secs += r.wall_s;
+  *log = kope_buf_steal(&r.out);
+  return rc;
+}
+
+/* Compile source text to an object: cwd/name.c -> cwd/name.o. */
+static int compile_obj(const char *cwd, const char *name, const char *src, const char *flags,
+                       const char *include, double timeout, char **log, double *secs)
+{
+  const char *argv[64];
+  char *hold = NULL, *cfile = kope_sprintf("%s.c", name), *ofile = kope_sprintf("%s.o", name);
+  char *path = kope_path_join(cwd, cfile);
+  int n = 0, rc;
+  kope_err e;
+
+  if (kope_file_write_atomic(path, src, strlen(src), &e) != KOPE_OK) {
+    *log = kope_strdup(e.msg);
+    rc = -1;
+    goto out;
+  }
+  argv[n++] = CPU_CC;
+  argv[n++] = CPU_STD;
+  add_flags(argv, &n, 56, flags, &hold);
+  argv[n++] = "-Wall";
+  argv[n++] = "-Wno-unknown-pragmas";
+  if (include) {
+    argv[n++] = "-include";
+    argv[n++] = include;
+  }
+  argv[n++] = "-c";
+  argv[n++] = cfile;
+  argv[n++] = "-o";
+  argv[n++] = ofile;
+  argv[n] = NULL;
+  rc = run_cc(argv, cwd, timeout, log, secs);
+out:
+  free(hold);
+  free(cfile);
+  free(ofile);
+  free(path);
+  return rc;
+}
+
+/* A cached object for trusted source text (runtime, shim): returns its path
+ * (caller frees) or NULL with err set. */
+static char *cached_obj(kope_target *t, const char *tag, const char *src, const char *flags,
+                        kope_err *err)
+{
+  char key[65], *dir = NULL, *tmp = NULL, *obj = NULL, *log = NULL, *blob;
+  const char *child_h = kope_embedded_file("kope_child.h", NULL);
+
+  blob = kope_sprintf("%s\n%s\n%s\n%s\n%s", t->compiler, flags, tag, src, child_h);
+  kope_sha256_hex(blob, strlen(blob), key);
+  free(blob);
+  dir = kope_sprintf("%s/obj", t->cache_dir);
+  obj = kope_sprintf("%s/%s-%.16s.o", dir, tag, key);
+  if (kope_is_file(obj))
+    goto out;
+  tmp = kope_sprintf("%s/tmp-%s-XXXXXX", dir, tag);
+  if (kope_mkdirs(dir, err) != KOPE_OK || !mkdtemp(tmp)) {
+    kope_err_set(err, KOPE_EENV, "cannot create a build directory under %s", dir);
+    goto fail;
+  }
+  {
+    char *h = kope_path_join(tmp, "kope_child.h");
+    kope_file_write_atomic(h, child_h, strlen(child_h), err);
+    free(h);
+  }
+  if (compile_obj(tmp, "unit", src, flags, NULL, 120, &log, NULL) != 1) {
+    kope_err_set(err, KOPE_EENV, "target cpu: cannot build kope's %s object: %s", tag,
+                 log ? log : "");
+    goto fail;
+  }
+  {
+    char *o = kope_path_join(tmp, "unit.o");
+    if (rename(o, obj) != 0)
+      kope_err_set(err, KOPE_EENV, "cannot store %s in the cache", obj);
+    free(o);
+  }
+  if (kope_is_file(obj))
+    goto out;
+fail:
+  free(obj);
+  obj = NULL;
+out:
+  if (tmp)
+    kope_rmtree(tmp);
+  free(tmp);
+  free(dir);
+  free(log);
+  return obj;
+}
+
+static int link_exe(const char *cwd, const char *exe, const char *kobj, const char *shim,
+                    const char *rt, int openmp, const kope_op *op, char **log, double *secs)
+{
+  const char *argv[32];
+  int n = 0;
+  size_t i;
+
+  argv[n++] = CPU_CC;
+  argv[n++] = "-o";
+  argv[n++] = exe;
+  argv[n++] = kobj;
+  argv[n++] = shim;
+  argv[n++] = rt;
+  if (openmp)
+    argv[n++] = "-fopenmp";
+  for (i = 0; op && i < kope_op_vendor_nlibs(op) && n < 28; i++) {
+    argv[n++] = kope_op_lib_flag(kope_op_vendor_lib(op, i));
+  }
+  argv[n++] = "-lm";
+  argv[n] = NULL;
+  return run_cc(argv, cwd, 120, log, secs);
+}
+
+/* The runtime and shim objects every worker of op links. */
+static int common_objs(kope_target *t, const kope_op *op, char **rt, char **shim,
+                       kope_err *err)
+{
+  const char *child_c = kope_embedded_file("kope_child.c", NULL);
+  char *shim_src = kope_shim_source(op);
+
+  *rt = cached_obj(t, "runtime", child_c, "-O2", err);
+  *shim = *rt ? cached_obj(t, "shim", shim_src, "-O2", err) : NULL;
+  free(shim_src);
+  return *rt && *shim ? KOPE_OK : KOPE_EENV;
+}
+
+static char *write_proto(const char *dir, const kope_op *op)
+{
+  char *proto = kope_op_prototype(op);
+  char *text = kope_sprintf("/* Generated by kope: the kernel's required signature. */\n"
+                            "#include <stdint.h>\n%s\n", proto);
+  char *path = kope_path_join(dir, "kope_proto.h");
+
+  kope_file_write_atomic(path, text, strlen(text), NULL);
+  free(proto);
+  free(text);
+  return path;
+}
+
+/* Build source in dir: kernel.o, then link dir/worker. */
+static int build_in(kope_target *t, const kope_build_req *req, const char *dir,
+                    kope_build_out *out, kope_err *err)
+{
+  char *rt = NULL, *shim = NULL, *log = NULL, *log2 = NULL, *proto, *exe, *obj;
+  const char *flags;
+  char *fl = NULL;
+  int rc, ok;
+
+  if ((rc = common_objs(t, req->op, &rt, &shim, err)) != KOPE_OK)
+    goto out;
+  proto = write_proto(dir, req->op);
+  if (req->role == KOPE_BUILD_CANDIDATE)
+    flags = fl = kope_sprintf("%s %s", t->default_flags, req->extra_flags ? req->extra_flags : "");
+  else
+    flags = req->role == KOPE_BUILD_REFERENCE ? CPU_REF_FLAGS : CPU_VENDOR_FLAGS;
+  ok = compile_obj(dir, "kernel", req->source, flags, proto, req->timeout_s, &log, &out->seconds);
+  free(proto);
+  exe = kope_path_join(dir, "worker");
+  obj = kope_path_join(dir, "kernel.o");
+  if (ok == 1)
+    ok = link_exe(dir, exe, obj, shim, rt, req->role != KOPE_BUILD_REFERENCE,
+                  req->role == KOPE_BUILD_VENDOR ? req->op : NULL, &log2, &out->seconds);
+  if (ok < 0) {
+    rc = kope_err_set(err, KOPE_EENV, "target cpu: compiler failed to run: %s", log);
+  } else {
+    char *all = kope_sprintf("%s%s", log ? log : "", log2 ? log2 : "");
+    out->diagnostics = kope_trim_diagnostics(all, dir, 40);
+    free(all);
+  }
+  out->ok = ok == 1;
+  out->exe = exe;
+  out->obj = obj;
+out:
+  free(fl);
+  free(rt);
+  free(shim);
+  free(log);
+  free(log2);
+  return rc;
+}
+
+/* Trusted builds are cached by the hash of source, shim, runtime, flags and
+ * compiler. */
+static int build_trusted(kope_target *t, const kope_build_req *req, kope_build_out *out,
+                         kope_err *err)
+{
+  char key[65], *blob, *dir, *tmp, *shim = kope_shim_source(req->op);
+  int rc = KOPE_OK;
+  size_t i;
+
+  kope_buf libs;
+  kope_buf_init(&libs, 0);
+  for (i = 0; req->role == KOPE_BUILD_VENDOR && i < kope_op_vendor_nlibs(req->op); i++)
+    kope_buf_printf(&libs, "%s ", kope_op_vendor_lib(req->op, i));
+  blob = kope_sprintf("%s\n%d\n%s\n%s\n%s\n%s", t->compiler, (int)req->role, libs.data ? libs.data : "",
+                      shim, kope_embedded_file("kope_child.c", NULL), req->source);
+  kope_sha256_hex(blob, strlen(blob), key);
+  dir = kope_sprintf("%s/build/%s-%s-%.16s", t->cache_dir, kope_op_name(req->op),
+                     req->role == KOPE_BUILD_REFERENCE ? "ref" : "vendor", key);
+  out->exe = kope_path_join(dir, "worker");
+  if (kope_is_file(out->exe)) {
+    out->ok = out->cached = 1;
+    out->diagnostics = kope_strdup("");
+    goto out;
+  }
+  free(out->exe);
+  out->exe = NULL;
+  tmp = kope_sprintf("%s.tmpXXXXXX", dir);
+  {
+    char *parent = kope_sprintf("%s/build", t->cache_dir);
+    rc = kope_mkdirs(parent, err);
+    free(parent);
+  }
+  if (rc == KOPE_OK && !mkdtemp(tmp))
+    rc = kope_err_set(err, KOPE_EENV, "cannot create a build directory %s", tmp);
+  if (rc == KOPE_OK &&
+      (rc = build_in(t, req, tmp, out, err)) == KOPE_OK && out->ok) {
+    if (rename(tmp, dir) != 0 && !kope_is_dir(dir))
+      rc = kope_err_set(err, KOPE_EENV, "cannot store build in %s", dir);
+    free(out->exe);
+    free(out->obj);
+    out->exe = kope_path_join(dir, "worker");
+    out->obj = kope_path_join(dir, "kernel.o");
+  }
+  if (kope_is_dir(tmp))
+    kope_rmtree(tmp);
+  free(tmp);
+out:
+  kope_buf_release(&libs);
+  free(blob);
+  free(dir);
+  free(shim);
+  return rc;
+}
+
+static int cpu_build(kope_target *t, const kope_build_req *req, kope_build_out *out,
+                     kope_err *err)
+{
+  memset(out, 0, sizeof *out);
+  if (req->role == KOPE_BUILD_CANDIDATE)
+    return build_in(t, req, req->workdir, out, err);
+  return build_trusted(t, req, out, err);
+}
+
+static void cpu_worker_env(kope_target *t, kope_build_role role, int threads, kope_env *env)
+{
+  (void)t;
+  kope_env_add(env, "OMP_NUM_THREADS=%d", role == KOPE_BUILD_REFERENCE ? 1 : threads);
+  kope_env_add(env, "OPENBLAS_NUM_THREADS=%d", threads);
+  kope_env_add(env, "OMP_PROC_BIND=false");
+  /* Idle workers must not spin on the cores while another one is timed. */
+  kope_env_add(env, "GOMP_SPINCOUNT=10000");
+  kope_env_pass(env, "OPENBLAS_CORETYPE");
+  kope_env_pass(env, "OPENBLAS_L2_SIZE");
+}
+
+static char *cpu_describe(kope_target *t, const kope_hw *hw)
+{
+  kope_buf b;
+  char *h = hw ? kope_hw_describe(hw) : NULL;
+
+  kope_buf_init(&b, 0);
+  kope_buf_printf(&b, "Target: cpu. Kernels are C11 (GNU dialect) functions compiled with "
+                  "`gcc %s` (%s). OpenMP (`#pragma omp parallel for`, `simd`) and x86 "
+                  "intrinsics (`#include <immintrin.h>`, guard with `#ifdef __AVX2__` / "
+                  "`__AVX512F__`) are available; the kernel runs in its own process.\n",
+                  t->default_flags, t->compiler);
+  if (h)
+    kope_buf_printf(&b, "\n%s\n", h);
+  free(h);
+  return kope_buf_steal(&b);
+}
+
+const kope_target_vt kope_target_cpu = {
+  "cpu", "C (OpenMP, SIMD intrinsics)", ".c", cpu_allowed, cpu_init, cpu_build,
+  cpu_worker_env, cpu_describe
+};

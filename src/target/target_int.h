@@ -1,0 +1,66 @@
+/*
+ * The target interface as the evaluator uses it: a vtable per target, the
+ * build request/result, and the artifact cache for trusted builds
+ * (reference, vendor, runtime objects) keyed by content hash.
+ */
+#ifndef KOPE_TARGET_INT_H
+#define KOPE_TARGET_INT_H
+
+#include "kope/target.h"
+#include "core/proc.h"
+
+typedef struct kope_build_req {
+  const kope_op *op;
+  kope_build_role role;
+  const char *source;      /* source text */
+  const char *workdir;     /* where candidate artifacts go */
+  const char *extra_flags; /* candidates only; already allow-listed */
+  double timeout_s;        /* compiler wall-clock limit */
+} kope_build_req;
+
+typedef struct kope_build_out {
+  int ok;                  /* 1: exe is ready */
+  char *exe;               /* worker program (owned) */
+  char *obj;               /* the kernel's object file (owned; candidates) */
+  char *diagnostics;       /* trimmed compiler output (owned, may be "") */
+  double seconds;          /* compile + link wall time */
+  int cached;              /* trusted build reused from the cache */
+} kope_build_out;
+
+typedef struct kope_target_vt {
+  const char *name;
+  const char *language;
+  const char *ext;
+  /* Extra flags a candidate may add; an entry ending in '*' is a prefix. */
+  const char *const *allowed_flags;
+  int (*init)(kope_target *t, kope_err *err);
+  /* KOPE_OK with out->ok 0 for a compile error; KOPE_EENV when the
+   * toolchain itself failed to run. */
+  int (*build)(kope_target *t, const kope_build_req *req, kope_build_out *out,
+               kope_err *err);
+  /* Environment for a worker of this role. */
+  void (*worker_env)(kope_target *t, kope_build_role role, int threads, kope_env *env);
+  char *(*describe)(kope_target *t, const kope_hw *hw);
+} kope_target_vt;
+
+struct kope_target {
+  const kope_target_vt *vt;
+  char compiler[256];
+  char default_flags[128];
+  char *cache_dir;          /* <kope_home>/cache */
+};
+
+void kope_build_out_release(kope_build_out *o);
+/* Trim compiler output for a prompt: drop the work directory from paths,
+ * keep error/warning lines with their context, de-duplicate, cap at
+ * max_lines. Caller frees. */
+char *kope_trim_diagnostics(const char *text, const char *workdir, int max_lines);
+/* C source of the per-operator shim that unpacks kope_child_args into a
+ * call of the kernel. Caller frees. */
+char *kope_shim_source(const kope_op *op);
+/* Contents of an embedded file (child runtime sources). */
+const char *kope_embedded_file(const char *name, size_t *size);
+
+extern const kope_target_vt kope_target_cpu;
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * `kope eval OP KERNEL.c [KERNEL.c ...]`: judge candidate kernels for an
+ * operator with the trusted evaluator and print the verdict, the reason,
+ * and per-case timings; --json prints the full report. Several kernels
+ * compile in parallel and are then judged one at a time.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kope/eval.h"
+#include "kope/op.h"
+#include "cli.h"
+#include "cmds.h"
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+    "usage: kope eval OP KERNEL.c [KERNEL.c ...] [options]\n\n"
+    "Compile each candidate kernel, check it against the operator's reference on\n"
+    "every case with fresh random inputs, and time it against the reference (and\n"
+    "the vendor baseline, when the operator has one) in interleaved rounds.\n"
+    "OP is a folder name under ops/ or a path to an operator folder.\n\n"
+    "options:\n"
+    "  --target T        target (default cpu)\n"
+    "  --json            print the full report as one JSON document on stdout\n"
+    "  --seeds N         fresh input seeds per case (default 5)\n"
+    "  --seed S          fix the input seed (reproducible runs; default: fresh)\n"
+    "  --threads N       OpenMP threads for the candidate (default: all CPUs)\n"
+    "  --timeout SEC     wall-clock limit per call to the kernel (default 10)\n"
+    "  --no-timing       check correctness only\n"
+    "  --rounds N        minimum timing rounds per case (default 7)\n"
+    "  --budget SEC      timing time per case (default 0.15)\n"
+    "  --cflags FLAGS    extra compiler flags from the target's allow-list\n"
+    "                    (cpu: -O1..-O3, -funroll-loops, -ffast-math, -mavx2, ...)\n"
+    "  --ops-dir DIR     operator directory (default: $KOPE_OPS or ./ops)\n"
+    "  --hw-cache PATH   hardware profile cache (default .kope/hw.json)\n"
+    "  --keep            keep the work directories\n"
+    "  -h, --help        this help\n\n"
+    "verdicts: correct, compile_error, incorrect, crash, timeout, forbidden\n"
+    "exit: 0 all kernels accepted, 1 a kernel was rejected, 2 bad input, 3 environment\n");
+}
+
+typedef struct eval_args {
+  kope_eval_opts o;
+  int json;
+  const char *ops_dir;
+  const char *op;
+  char **kernels;
+  int nkernels;
+} eval_args;
+
+static int parse(int argc, char **argv, eval_args *a)
+{
+  static const struct option opts[] = {
+    {"target", 1, 0, 't'}, {"json", 0, 0, 'j'}, {"seeds", 1, 0, 's'}, {"seed", 1, 0, 'S'},
+    {"threads", 1, 0, 'T'}, {"timeout", 1, 0, 'o'}, {"no-timing", 0, 0, 'n'},
+    {"rounds", 1, 0, 'r'}, {"budget", 1, 0, 'b'}, {"cflags", 1, 0, 'c'},
+    {"ops-dir", 1, 0, 'd'}, {"hw-cache", 1, 0, 'w'}, {"keep", 0, 0, 'k'},
+    {"help", 0, 0, 'h'}, {0, 0, 0, 0}
+  };
+  int ch;
+
+  kope_eval_opts_init(&a->o);
+  optind = 1;
+  while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (ch) {
+    case 't': a->o.target = optarg; break;
+    case 'j': a->json = 1; break;
+    case 's': a->o.seeds = atoi(optarg); break;
+    case 'S': a->o.seed = strtoull(optarg, NULL, 0); break;
+    case 'T': a->o.threads = atoi(optarg); break;
+    case 'o': a->o.timeout_s = atof(optarg); break;
+    case 'n': a->o.timing = 0; break;
+    case 'r': a->o.min_rounds = atoi(optarg); break;
+    case 'b': a->o.case_budget_s = atof(optarg); break;
+    case 'c': a->o.cflags = optarg; break;
+    case 'd': a->ops_dir = optarg; break;
+    case 'w': a->o.hw_cache = optarg; break;
+    case 'k': a->o.keep_workdir = 1; break;
+    case 'h': usage(stdout); return -1;
+    default: usage(stderr); return KOPE_EINPUT;
+    }
+  }
+  if (argc - optind < 2) {
+    fprintf(stderr, "kope eval: need an operator and at least one kernel file\n\n");
+    usage(stderr);
+    return KOPE_EINPUT;
+  }
+  if (a->o.seeds < 1 || a->o.timeout_s <= 0 || a->o.threads < 0) {
+    fprintf(stderr, "kope eval: --seeds must be >= 1, --timeout > 0, --threads >= 0\n");
+    return KOPE_EINPUT;
+  }
+  a->op = argv[optind];
+  a->kernels = argv + optind + 1;
+  a->nkernels = argc - optind - 1;
+  return KOPE_OK;
+}
+
+static void print_human(const kope_op *op, const char *path, const kope_report *r)
+{
+  json_t *j = kope_report_to_json(r), *cases = json_object_get(j, "cases"), *c;
+  size_t i;
+
+  printf("%s: %s — %s\n", path, kope_verdict_name(kope_report_verdict(r)), kope_report_reason(r));
+  if (kope_report_verdict(r) == KOPE_COMPILE_ERROR)
+    printf("%s", json_string_value(json_object_get(j, "diagnostics")));
+  if (kope_report_accepted(r) && kope_report_speedup_ref(r) > 0) {
+    printf("  %-4s %-24s %12s %12s %22s %10s %8s\n", "case", "dims", "kernel s", "ref s",
+           "vs ref [95% CI]", "vs vendor", "roofline");
+    json_array_foreach(cases, i, c) {
+      char *label = kope_op_case_label(op, i), ci[48];
+      json_t *sr = json_object_get(c, "speedup_ref"), *sv = json_object_get(c, "speedup_vendor");
+      snprintf(ci, sizeof ci, "%.2fx [%.2f, %.2f]", json_real_value(json_object_get(sr, "median")),
+               json_real_value(json_object_get(sr, "ci_lo")),
+               json_real_value(json_object_get(sr, "ci_hi")));
+      printf("  %-4zu %-24.24s %12.3g %12.3g %22s %9.2fx %8.3f\n", i, label,
+             json_real_value(json_object_get(json_object_get(c, "seconds"), "candidate")),
+             json_real_value(json_object_get(json_object_get(c, "seconds"), "reference")), ci,
+             sv ? json_real_value(json_object_get(sv, "median")) : 0.0,
+             json_real_value(json_object_get(c, "roofline_fraction")));
+      free(label);
+    }
+    printf("  geomean: %.3fx vs reference", kope_report_speedup_ref(r));
+    if (kope_op_vendor_path(op))
+      printf(", %.3fx vs %s", kope_report_speedup_vendor(r), kope_op_vendor_name(op));
+    printf(", roofline fraction %.3f\n", kope_report_roofline(r));
+  }
+  printf("  compile %.2f s, total %.2f s, kope overhead %.1f ms\n",
+         kope_report_compile_seconds(r), kope_report_total_seconds(r),
+         1e3 * kope_report_overhead_seconds(r));
+  json_decref(j);
+}
+
+static int run(eval_args *a, kope_op *op, char **sources)
+{
+  kope_err err;
+  kope_evaluator *ev;
+  kope_report **reps = calloc((size_t)a->nkernels, sizeof *reps);
+  int i, rc, all = 1;
+
+  kope_err_clear(&err);
+  a->o.progress = kope_cli_progress;
+  a->o.progress_ctx = "kope eval: ";
+  ev = kope_evaluator_new(op, &a->o, &err);
+  if (!ev) {
+    free(reps);
+    return kope_cli_fail("eval", &err);
+  }
+  rc = kope_evaluate_batch(ev, (const char *const *)sources, (size_t)a->nkernels, reps, &err);
+  kope_cli_progress_done();
+  if (rc != KOPE_OK)
+    kope_cli_fail("eval", &err);
+  for (i = 0; rc == KOPE_OK && i < a->nkernels; i++)
+    all &= kope_report_accepted(reps[i]);
+  if (rc == KOPE_OK && a->json && a->nkernels == 1) {
+    kope_cli_print_json(kope_report_to_json(reps[0]));
+  } else if (rc == KOPE_OK && a->json) {
+    json_t *arr = json_array();
+    for (i = 0; i < a->nkernels; i++)
+      json_array_append_new(arr, kope_report_to_json(reps[i]));
+    kope_cli_print_json(json_pack("{s:s, s:o}", "op", kope_op_name(op), "reports", arr));
+  } else if (rc == KOPE_OK) {
+    for (i = 0; i < a->nkernels; i++)
+      print_human(op, a->kernels[i], reps[i]);
+  }
+  for (i = 0; i < a->nkernels; i++)
+    kope_report_free(reps[i]);
+  free(reps);
+  kope_evaluator_free(ev);
+  return rc != KOPE_OK ? rc : all ? KOPE_OK : KOPE_EREJECT;
+}
+
+int kope_cmd_eval(int argc, char **argv)
+{
+  eval_args a;
+  kope_err err;
+  kope_op *op;
+  char **sources;
+  int i, rc;
+
+  memset(&a, 0, sizeof a);
+  if ((rc = parse(argc, argv, &a)) != KOPE_OK)
+    return rc < 0 ? KOPE_OK : rc;
+  kope_err_clear(&err);
+  if (!(op = kope_op_load(a.op, a.ops_dir, &err)))
+    return kope_cli_fail("eval", &err);
+  sources = calloc((size_t)a.nkernels, sizeof *sources);
+  for (i = 0, rc = KOPE_OK; i < a.nkernels && rc == KOPE_OK; i++)
+    if (!(sources[i] = kope_file_read(a.kernels[i], NULL, &err)))
+      rc = kope_cli_fail("eval", &err);
+  if (rc == KOPE_OK)
+    rc = run(&a, op, sources);
+  for (i = 0; i < a.nkernels; i++)
+    free(sources[i]);
+  free(sources);
+  kope_op_free(op);
+  return rc;
+}

@@ -1,0 +1,371 @@
+/*
+ * `kope ops`: list operators, show one (prototype, arguments, cases,
+ * knobs), and check them: validate every spec, evaluate every seed kernel
+ * (correctness and timing) and every vendor baseline (correctness), and
+ * print one table. `make run` runs `kope ops check`.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kope/eval.h"
+#include "kope/op.h"
+#include "cli.h"
+#include "cmds.h"
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+    "usage: kope ops [--json] [--ops-dir DIR]\n"
+    "       kope ops show OP [--json]\n"
+    "       kope ops check [OP ...] [--json] [--no-timing] [--seeds N]\n\n"
+    "  (list)   every operator with category, level, cases and vendor baseline\n"
+    "  show     the generated C prototype, arguments, cases and the seed's knobs\n"
+    "  check    validate specs, evaluate each seed kernel (correctness + timing)\n"
+    "           and each vendor baseline (correctness); prints a table.\n"
+    "           Exit 1 when a seed or baseline is rejected, 2 for a bad spec.\n\n"
+    "options:\n"
+    "  --json          one JSON document on stdout\n"
+    "  --ops-dir DIR   operator directory (default: $KOPE_OPS or ./ops)\n"
+    "  --no-timing     check: correctness only\n"
+    "  --seeds N       check: input seeds per case (default 5)\n"
+    "  --threads N     check: OpenMP threads (default all)\n"
+    "  -h, --help      this help\n");
+}
+
+typedef struct ops_args {
+  int json, timing, seeds, threads;
+  const char *dir;
+  char **names;
+  int nnames;
+} ops_args;
+
+static int parse(int argc, char **argv, ops_args *a)
+{
+  static const struct option opts[] = {
+    {"json", 0, 0, 'j'}, {"ops-dir", 1, 0, 'd'}, {"no-timing", 0, 0, 'n'},
+    {"seeds", 1, 0, 's'}, {"threads", 1, 0, 'T'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}
+  };
+  int ch;
+
+  a->timing = 1;
+  a->seeds = 5;
+  optind = 1;
+  while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (ch) {
+    case 'j': a->json = 1; break;
+    case 'd': a->dir = optarg; break;
+    case 'n': a->timing = 0; break;
+    case 's': a->seeds = atoi(optarg); break;
+    case 'T': a->threads = atoi(optarg); break;
+    case 'h': usage(stdout); return -1;
+    default: usage(stderr); return KOPE_EINPUT;
+    }
+  }
+  a->names = argv + optind;
+  a->nnames = argc - optind;
+  return KOPE_OK;
+}
+
+/* Names to work on: those given, or every folder of the ops dir. */
+static int collect(ops_args *a, char ***names, size_t *n, kope_err *err)
+{
+  char *dir;
+  int rc, i;
+
+  if (a->nnames > 0) {
+    *n = (size_t)a->nnames;
+    *names = calloc(*n, sizeof **names);
+    for (i = 0; i < a->nnames; i++)
+      (*names)[i] = kope_strdup(a->names[i]);
+    return KOPE_OK;
+  }
+  dir = a->dir ? kope_strdup(a->dir) : kope_ops_dir();
+  rc = kope_ops_list(dir, names, n, err);
+  free(dir);
+  return rc;
+}
+
+static int cmd_list(ops_args *a)
+{
+  char **names = NULL;
+  size_t n = 0, i;
+  kope_err err;
+  json_t *arr = json_array();
+  int rc;
+
+  kope_err_clear(&err);
+  if ((rc = collect(a, &names, &n, &err)))
+    return json_decref(arr), kope_cli_fail("ops", &err);
+  if (!a->json)
+    printf("%-22s %-14s %5s %5s  %s\n", "operator", "category", "level", "cases", "vendor");
+  for (i = 0; i < n && rc == KOPE_OK; i++) {
+    kope_op *op = kope_op_load(names[i], a->dir, &err);
+    if (!op) {
+      rc = kope_cli_fail("ops", &err);
+      break;
+    }
+    if (a->json)
+      json_array_append_new(arr, json_pack("{s:s, s:s, s:i, s:i, s:b, s:s*}", "name",
+                                           kope_op_name(op), "category", kope_op_category(op),
+                                           "level", kope_op_level(op), "cases",
+                                           (int)kope_op_ncases(op), "vendor",
+                                           kope_op_vendor_path(op) != NULL, "vendor_name",
+                                           kope_op_vendor_name(op)));
+    else
+      printf("%-22s %-14s %5d %5zu  %s\n", kope_op_name(op), kope_op_category(op),
+             kope_op_level(op), kope_op_ncases(op),
+             kope_op_vendor_path(op) ? kope_op_vendor_name(op) : "-");
+    kope_op_free(op);
+  }
+  if (rc == KOPE_OK && a->json)
+    kope_cli_print_json(json_pack("{s:o}", "operators", arr));
+  else
+    json_decref(arr);
+  kope_strv_free(names, n);
+  return rc;
+}
+
+static json_t *knobs_json(const kope_op *op, kope_err *err, int *rc)
+{
+  char *src = kope_file_read(kope_op_seed_path(op), NULL, err);
+  kope_knob *ks = NULL;
+  size_t n = 0, i;
+  json_t *arr = json_array();
+  int v;
+
+  *rc = src ? kope_knobs_parse(src, kope_op_seed_path(op), &ks, &n, err) : KOPE_EINPUT;
+  for (i = 0; *rc == KOPE_OK && i < n; i++) {
+    json_t *vals = json_array();
+    for (v = 0; v < ks[i].nvalues; v++)
+      json_array_append_new(vals, json_string(ks[i].values[v]));
+    json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:o, s:s, s:i}", "name", ks[i].name,
+                                         "layer", ks[i].layer, "value", ks[i].value, "values",
+                                         vals, "description", ks[i].desc, "line", ks[i].line));
+  }
+  free(ks);
+  free(src);
+  return arr;
+}
+
+static void print_show(const kope_op *op, json_t *knobs)
+{
+  char *proto = kope_op_prototype(op);
+  size_t i;
+  json_t *k;
+
+  printf("%s (%s, level %d)\n  %s\n\nprototype:\n  %s\n\ncases:\n", kope_op_name(op),
+         kope_op_category(op), kope_op_level(op), kope_op_description(op), proto);
+  for (i = 0; i < kope_op_ncases(op); i++) {
+    char *l = kope_op_case_label(op, i);
+    printf("  %2zu  %s %s\n", i, l, kope_op_case_name(op, i));
+    free(l);
+  }
+  printf("\nseed knobs (%s):\n", kope_op_seed_path(op));
+  json_array_foreach(knobs, i, k)
+    printf("  %-16s layer=%-11s value=%-6s values=%s  %s\n",
+           json_string_value(json_object_get(k, "name")),
+           json_string_value(json_object_get(k, "layer")),
+           json_string_value(json_object_get(k, "value")),
+           json_dumps(json_object_get(k, "values"), JSON_COMPACT),
+           json_string_value(json_object_get(k, "description")));
+  printf("\nvendor baseline: %s\n", kope_op_vendor_path(op) ? kope_op_vendor_name(op) : "none");
+  free(proto);
+}
+
+static int cmd_show(ops_args *a)
+{
+  kope_err err;
+  kope_op *op;
+  json_t *knobs, *j;
+  int rc;
+
+  kope_err_clear(&err);
+  if (a->nnames != 1) {
+    fprintf(stderr, "kope ops show: name one operator\n");
+    return KOPE_EINPUT;
+  }
+  if (!(op = kope_op_load(a->names[0], a->dir, &err)))
+    return kope_cli_fail("ops show", &err);
+  knobs = knobs_json(op, &err, &rc);
+  if (rc != KOPE_OK) {
+    json_decref(knobs);
+    kope_op_free(op);
+    return kope_cli_fail("ops show", &err);
+  }
+  if (a->json) {
+    j = kope_op_to_json(op);
+    json_object_set_new(j, "knobs", knobs);
+    kope_cli_print_json(j);
+  } else {
+    print_show(op, knobs);
+    json_decref(knobs);
+  }
+  kope_op_free(op);
+  return KOPE_OK;
+}
+
+/* ---- check ---- */
+
+typedef struct check_row {
+  char name[64], category[32], seed_verdict[32], vendor_verdict[32], reason[600];
+  int level, ncases, has_vendor, knobs;
+  double sp_ref, sp_ven, roof, seconds;
+} check_row;
+
+static int check_op(ops_args *a, const char *name, check_row *row, kope_err *err)
+{
+  kope_eval_opts o;
+  kope_op *op = kope_op_load(name, a->dir, err);
+  kope_evaluator *ev = NULL;
+  kope_report *r = NULL, *v = NULL;
+  char *src = NULL, prefix[96];
+  double t0 = kope_now();
+  json_t *knobs;
+  int rc = KOPE_OK;
+
+  if (!op)
+    return err->code;
+  snprintf(row->name, sizeof row->name, "%s", kope_op_name(op));
+  snprintf(row->category, sizeof row->category, "%s", kope_op_category(op));
+  row->level = kope_op_level(op);
+  row->ncases = (int)kope_op_ncases(op);
+  row->has_vendor = kope_op_vendor_path(op) != NULL;
+  knobs = knobs_json(op, err, &rc);
+  row->knobs = (int)json_array_size(knobs);
+  json_decref(knobs);
+  if (rc != KOPE_OK || !(src = kope_file_read(kope_op_seed_path(op), NULL, err)))
+    goto out;
+  kope_eval_opts_init(&o);
+  o.timing = a->timing;
+  o.seeds = a->seeds;
+  o.threads = a->threads;
+  snprintf(prefix, sizeof prefix, "kope ops check %s: ", row->name);
+  o.progress = kope_cli_progress;
+  o.progress_ctx = prefix;
+  if (!(ev = kope_evaluator_new(op, &o, err)) || !(r = kope_evaluate(ev, src, err))) {
+    rc = err->code;
+    goto out;
+  }
+  snprintf(row->seed_verdict, sizeof row->seed_verdict, "%s", kope_verdict_name(kope_report_verdict(r)));
+  snprintf(row->reason, sizeof row->reason, "%s", kope_report_reason(r));
+  row->sp_ref = kope_report_speedup_ref(r);
+  row->sp_ven = kope_report_speedup_vendor(r);
+  row->roof = kope_report_roofline(r);
+  snprintf(row->vendor_verdict, sizeof row->vendor_verdict, "-");
+  if (row->has_vendor) {
+    if (!(v = kope_evaluate_vendor(ev, err))) {
+      rc = err->code;
+      goto out;
+    }
+    snprintf(row->vendor_verdict, sizeof row->vendor_verdict, "%s",
+             kope_verdict_name(kope_report_verdict(v)));
+    if (!kope_report_accepted(v))
+      snprintf(row->reason, sizeof row->reason, "vendor: %s", kope_report_reason(v));
+  }
+out:
+  row->seconds = kope_now() - t0;
+  kope_report_free(r);
+  kope_report_free(v);
+  kope_evaluator_free(ev);
+  kope_op_free(op);
+  free(src);
+  return rc;
+}
+
+static int row_ok(const check_row *row)
+{
+  return !strcmp(row->seed_verdict, "correct") &&
+         (!row->has_vendor || !strcmp(row->vendor_verdict, "correct"));
+}
+
+static json_t *row_json(const check_row *r)
+{
+  return json_pack("{s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:o, s:f, s:f, s:b}", "name",
+                   r->name, "category", r->category, "level", r->level, "cases", r->ncases,
+                   "knobs", r->knobs, "seed_verdict", r->seed_verdict, "vendor_verdict",
+                   r->vendor_verdict, "reason", r->reason, "speedup_ref", r->sp_ref,
+                   "speedup_vendor", r->has_vendor ? json_real(r->sp_ven) : json_null(),
+                   "roofline_fraction", r->roof, "seconds", r->seconds, "ok", row_ok(r));
+}
+
+static void print_row(const check_row *r, int timing)
+{
+  char ven[24];
+
+  snprintf(ven, sizeof ven, r->has_vendor && timing ? "%.3fx" : "-", r->sp_ven);
+  printf("%-18s %-13s %3d %5d %5d  %-9s %-9s", r->name, r->category, r->level, r->ncases,
+         r->knobs, r->seed_verdict, r->vendor_verdict);
+  if (timing)
+    printf(" %9.3fx %10s %8.3f", r->sp_ref, ven, r->roof);
+  printf(" %6.1fs%s%s\n", r->seconds, row_ok(r) ? "" : "  ", row_ok(r) ? "" : r->reason);
+  fflush(stdout);
+}
+
+static int cmd_check(ops_args *a)
+{
+  char **names = NULL;
+  size_t n = 0, i;
+  kope_err err;
+  json_t *arr = json_array();
+  int rc, bad = 0, envrc = KOPE_OK;
+  check_row row;
+
+  kope_err_clear(&err);
+  if ((rc = collect(a, &names, &n, &err)))
+    return json_decref(arr), kope_cli_fail("ops check", &err);
+  if (!a->json) {
+    printf("%-18s %-13s %3s %5s %5s  %-9s %-9s", "operator", "category", "lvl", "cases",
+           "knobs", "seed", "vendor");
+    if (a->timing)
+      printf(" %10s %10s %8s", "vs ref", "vs vendor", "roofline");
+    printf(" %7s\n", "time");
+  }
+  for (i = 0; i < n; i++) {
+    memset(&row, 0, sizeof row);
+    kope_err_clear(&err);
+    rc = check_op(a, names[i], &row, &err);
+    kope_cli_progress_done();
+    if (rc != KOPE_OK) {
+      fprintf(stderr, "kope ops check: %s\n", err.msg);
+      if (envrc == KOPE_OK || rc == KOPE_EINPUT)
+        envrc = rc;
+      continue;
+    }
+    bad |= !row_ok(&row);
+    if (a->json)
+      json_array_append_new(arr, row_json(&row));
+    else
+      print_row(&row, a->timing);
+  }
+  if (a->json)
+    kope_cli_print_json(json_pack("{s:o, s:b}", "operators", arr, "ok", !bad && !envrc));
+  else
+    json_decref(arr);
+  kope_strv_free(names, n);
+  return envrc != KOPE_OK ? envrc : bad ? KOPE_EREJECT : KOPE_OK;
+}
+
+int kope_cmd_ops(int argc, char **argv)
+{
+  ops_args a;
+  const char *sub = argc > 1 && argv[1][0] != '-' ? argv[1] : NULL;
+  int rc;
+
+  memset(&a, 0, sizeof a);
+  if (sub && (!strcmp(sub, "show") || !strcmp(sub, "check") || !strcmp(sub, "list"))) {
+    argc--;
+    argv++;
+  } else if (sub) {
+    fprintf(stderr, "kope ops: unknown subcommand '%s'\n\n", sub);
+    usage(stderr);
+    return KOPE_EINPUT;
+  }
+  if ((rc = parse(argc, argv, &a)) != KOPE_OK)
+    return rc < 0 ? KOPE_OK : rc;
+  if (!sub || !strcmp(sub, "list"))
+    return cmd_list(&a);
+  if (!strcmp(sub, "show"))
+    return cmd_show(&a);
+  return cmd_check(&a);
+}
