@@ -130,7 +130,7 @@ static int get_expr(kope_op *op, json_t *v, const char *field, const char **out,
 static int parse_tolerance(kope_op *op, json_t *t, const char *field, kope_arg *a,
                            kope_err *err)
 {
-  char f[96];
+  char f[192];
   int rc;
 
   if (!json_is_object(t))
@@ -154,7 +154,7 @@ static int parse_dist(kope_op *op, json_t *d, const char *field, kope_arg *a,
 {
   const char *kind = "normal";
   json_t *k, *vary;
-  char f[96];
+  char f[192];
   int rc = KOPE_OK;
 
   a->dist = KOPE_DIST_NORMAL;
@@ -225,7 +225,7 @@ static int parse_shape(kope_op *op, json_t *s, const char *field, kope_arg *a,
 {
   size_t i;
   json_t *v;
-  char f[96];
+  char f[192];
   int rc;
 
   if (!s)

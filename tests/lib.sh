@@ -1,0 +1,45 @@
+# Shared helpers for integration tests (sourced, not a test itself).
+# Provides: $KOPE, $KOPE_SRC, $T (fresh scratch dir), expect_exit, json_get,
+# pass/fail counters and finish.
+set -u
+: "${KOPE:?KOPE must point to the kope binary}"
+: "${KOPE_SRC:?KOPE_SRC must point to the source tree}"
+T="${KOPE_TEST_TMP:-$(mktemp -d)}"
+rm -rf "$T"
+mkdir -p "$T"
+PASSED=0
+FAILED=0
+
+ok() { PASSED=$((PASSED + 1)); echo "ok   - $*"; }
+not_ok() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
+
+# expect_exit CODE DESCRIPTION -- COMMAND...: run, compare the exit code.
+# stdout goes to $T/out, stderr to $T/err.
+expect_exit() {
+  local want=$1 desc=$2
+  shift 3
+  "$@" >"$T/out" 2>"$T/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok "$desc (exit $got)"; else
+    not_ok "$desc: exit $got, expected $want"; sed 's/^/    /' "$T/err" | tail -5; fi
+}
+
+# json_get EXPR: evaluate a Python expression over the JSON in $T/out (as d).
+json_get() {
+  python3 -c "import json,sys; d=json.load(open('$T/out')); print($1)"
+}
+
+# expect_eq DESC GOT WANT
+expect_eq() {
+  if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1: got '$2', expected '$3'"; fi
+}
+
+# expect_match DESC FILE REGEX
+expect_match() {
+  if grep -Eq -- "$3" "$2"; then ok "$1"; else not_ok "$1: /$3/ not in $2"; sed 's/^/    /' "$2" | head -5; fi
+}
+
+finish() {
+  echo "$PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]
+}
