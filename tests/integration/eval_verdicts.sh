@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kope eval as a user runs it: one test per verdict, on real compiles and
 # real child processes, with exit codes and JSON reports checked.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 K="$KOPE_SRC/tests/kernels"
 OPS="$KOPE_SRC/ops"
 
