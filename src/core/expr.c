@@ -7,6 +7,7 @@
  *   primary:= INT | NAME | ('min'|'max') '(' expr ',' expr ')' | '(' expr ')'
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "core/expr.h"
@@ -105,8 +106,12 @@ static int64_t p_primary(parser *ps)
 
 static int64_t p_unary(parser *ps)
 {
-  if (eat(ps, '-'))
-    return -p_unary(ps);
+  if (eat(ps, '-')) {
+    int64_t v = p_unary(ps), r;
+    if (__builtin_sub_overflow((int64_t)0, v, &r))
+      return fail(ps, "overflow");
+    return r;
+  }
   return p_primary(ps);
 }
 
@@ -128,6 +133,10 @@ static int64_t p_term(parser *ps)
         return fail(ps, "overflow");
     } else if (r == 0 && !ps->names) {
       return fail(ps, "division by zero");
+    } else if (r == -1 && v == INT64_MIN) {
+      if (op == '/')
+        return fail(ps, "overflow");
+      v = 0;
     } else if (r != 0) {
       v = op == '/' ? v / r : v % r;
     }

@@ -245,10 +245,18 @@ static inline int elem_ok(const kope_arg *a, double e, double g, double rms, dou
   return *err <= a->atol + a->rtol * fabs(e) + a->nrtol * rms;
 }
 
+static int is_poison(kope_dtype t, const unsigned char *p, int64_t j, uint64_t trial)
+{
+  unsigned char ref[8];
+
+  poison_buf(t, ref, 1, trial);
+  return !memcmp(p + (size_t)j * kope_dtype_size(t), ref, kope_dtype_size(t));
+}
+
 /* Index of the first failing element (n when none); the largest error of
  * the passing elements goes to *max_err. */
 static int64_t first_failure(const kope_arg *a, const unsigned char *g, const unsigned char *e,
-                             int64_t n, double rms, double *max_err)
+                             int64_t n, double rms, uint64_t trial, double *max_err)
 {
   int64_t j, first = n;
   double worst = 0.0;
@@ -256,8 +264,10 @@ static int64_t first_failure(const kope_arg *a, const unsigned char *g, const un
 #pragma omp parallel for reduction(min : first) reduction(max : worst) schedule(static) \
     if (n > 65536)
   for (j = 0; j < n; j++) {
-    double err;
-    if (!elem_ok(a, get_f(e, a->dtype, j), get_f(g, a->dtype, j), rms, &err)) {
+    double err, ev = get_f(e, a->dtype, j);
+    /* where the reference gives NaN, the poison NaN must still be gone */
+    if (!elem_ok(a, ev, get_f(g, a->dtype, j), rms, &err) ||
+        (isnan(ev) && is_poison(a->dtype, g, j, trial))) {
       if (j < first)
         first = j;
     } else if (err > worst) {
@@ -267,14 +277,6 @@ static int64_t first_failure(const kope_arg *a, const unsigned char *g, const un
   if (worst > *max_err)
     *max_err = worst;
   return first;
-}
-
-static int is_poison(kope_dtype t, const unsigned char *p, int64_t j, uint64_t trial)
-{
-  unsigned char ref[8];
-
-  poison_buf(t, ref, 1, trial);
-  return !memcmp(p + (size_t)j * kope_dtype_size(t), ref, kope_dtype_size(t));
 }
 
 static void mismatch(const kope_op *op, size_t c, int s, const kope_arg *a, int64_t j,
@@ -330,7 +332,7 @@ int kope_eval_compare(const kope_op *op, size_t c, int s, const kope_case_bind *
     g = got + l->off[i];
     e = exp + l->off[i];
     rms = rms_of(e, a->dtype, b->count[i]);
-    j = first_failure(a, g, e, b->count[i], rms, max_err);
+    j = first_failure(a, g, e, b->count[i], rms, trial, max_err);
     if (j < b->count[i]) {
       mismatch(op, c, s, a, j, get_f(e, a->dtype, j), get_f(g, a->dtype, j),
                is_poison(a->dtype, g, j, trial), r);

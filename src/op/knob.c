@@ -84,7 +84,7 @@ static const char *parse_annotation(const char *p, kope_knob *k)
         return "unterminated description string";
       snprintf(k->desc, sizeof k->desc, "%.*s", (int)(q - p - 1), p + 1);
       p = q + 1;
-    } else if (*p == '\0' || *p == '\n' || !strncmp(p, "*/", 2)) {
+    } else if (*p == '\0' || *p == '\n' || *p == '\r' || !strncmp(p, "*/", 2)) {
       break;
     } else {
       return "expected layer=..., values=... or a \"description\"";
@@ -118,6 +118,14 @@ static const char *parse_line(const char *line, kope_knob *k)
   return parse_annotation(at + 5, k);
 }
 
+static int knobs_fail(kope_knob **knobs, size_t *n, int rc)
+{
+  free(*knobs);
+  *knobs = NULL;
+  *n = 0;
+  return rc;
+}
+
 int kope_knobs_parse(const char *src, const char *where, kope_knob **knobs, size_t *n,
                      kope_err *err)
 {
@@ -136,11 +144,13 @@ int kope_knobs_parse(const char *src, const char *where, kope_knob **knobs, size
       const char *msg = parse_line(l, &k);
       free(l);
       if (msg)
-        return kope_err_set(err, KOPE_EINPUT, "%s:%d: bad knob: %s", where, lineno, msg);
+        return knobs_fail(knobs, n, kope_err_set(err, KOPE_EINPUT, "%s:%d: bad knob: %s",
+                                                 where, lineno, msg));
       for (i = 0; i < *n; i++)
         if (!strcmp((*knobs)[i].name, k.name))
-          return kope_err_set(err, KOPE_EINPUT, "%s:%d: knob %s declared twice", where,
-                              lineno, k.name);
+          return knobs_fail(knobs, n, kope_err_set(err, KOPE_EINPUT,
+                                                   "%s:%d: knob %s declared twice", where,
+                                                   lineno, k.name));
       k.line = lineno;
       if (*n == cap)
         *knobs = realloc(*knobs, (cap *= 2) * sizeof **knobs);

@@ -143,6 +143,7 @@ static int bind_values(const kope_op *op, size_t c, kope_case_bind *b)
 static int bind_counts(const kope_op *op, size_t c, kope_case_bind *b, kope_err *err)
 {
   char field[96];
+  kope_err sub;
   size_t i;
   int d;
 
@@ -153,9 +154,9 @@ static int bind_counts(const kope_op *op, size_t c, kope_case_bind *b, kope_err 
       continue;
     for (d = 0; d < a->rank; d++) {
       snprintf(field, sizeof field, "cases[%zu]: args[%zu].shape[%d]", c, i, d);
-      if (kope_op_eval_expr(op, b, a->shape[d], &e, err))
+      if (kope_op_eval_expr(op, b, a->shape[d], &e, &sub))
         return kope_err_set(err, KOPE_EINPUT, "%s: field '%s': %s", op->spec_path, field,
-                            err->msg);
+                            sub.msg);
       if (e < 0)
         return kope_err_set(err, KOPE_EINPUT, "%s: field '%s': \"%s\" is negative (%lld)",
                             op->spec_path, field, a->shape[d], (long long)e);
@@ -171,6 +172,7 @@ static int bind_counts(const kope_op *op, size_t c, kope_case_bind *b, kope_err 
 int kope_op_bind(const kope_op *op, size_t c, kope_case_bind *b, kope_err *err)
 {
   int64_t f, y;
+  kope_err sub;
   int rc;
 
   memset(b, 0, sizeof *b);
@@ -179,10 +181,12 @@ int kope_op_bind(const kope_op *op, size_t c, kope_case_bind *b, kope_err *err)
   bind_values(op, c, b);
   if ((rc = bind_counts(op, c, b, err)))
     return rc;
-  if (kope_op_eval_expr(op, b, op->flops_expr, &f, err) ||
-      kope_op_eval_expr(op, b, op->bytes_expr, &y, err))
-    return kope_err_set(err, KOPE_EINPUT, "%s: field 'flops/bytes' in cases[%zu]: %s",
-                        op->spec_path, c, err->msg);
+  if (kope_op_eval_expr(op, b, op->flops_expr, &f, &sub))
+    return kope_err_set(err, KOPE_EINPUT, "%s: field 'flops' in cases[%zu]: %s",
+                        op->spec_path, c, sub.msg);
+  if (kope_op_eval_expr(op, b, op->bytes_expr, &y, &sub))
+    return kope_err_set(err, KOPE_EINPUT, "%s: field 'bytes' in cases[%zu]: %s",
+                        op->spec_path, c, sub.msg);
   b->flops = (double)f;
   b->bytes = (double)y;
   return KOPE_OK;

@@ -174,6 +174,8 @@ static int parse_dist(kope_op *op, json_t *d, const char *field, kope_arg *a,
   if (k)
     kind = json_string_value(k);
   snprintf(f, sizeof f, "%s.kind", field);
+  if (a->dtype >= KOPE_I32 && strcmp(kind, "int"))
+    return bad(op, err, f, "integer inputs need {\"kind\": \"int\", \"lo\", \"hi\"}");
   if (!strcmp(kind, "normal")) {
     if ((rc = get_num(op, d, "mean", f, &a->a, 0.0, err)) ||
         (rc = get_num(op, d, "std", f, &a->b, 1.0, err)))
@@ -181,6 +183,7 @@ static int parse_dist(kope_op *op, json_t *d, const char *field, kope_arg *a,
     if (a->b < 0)
       return bad(op, err, field, "std must be >= 0");
   } else if (!strcmp(kind, "uniform")) {
+    a->dist = KOPE_DIST_UNIFORM;
     if ((rc = get_num(op, d, "lo", f, &a->a, -1.0, err)) ||
         (rc = get_num(op, d, "hi", f, &a->b, 1.0, err)))
       return rc;
@@ -198,6 +201,8 @@ static int parse_dist(kope_op *op, json_t *d, const char *field, kope_arg *a,
     if ((rc = get_expr(op, hi, f, &a->hi_expr, err)))
       return rc;
     a->vary = 0;
+    if (a->dtype == KOPE_F32 || a->dtype == KOPE_F64)
+      return bad(op, err, f, "\"int\" is for integer inputs (use normal or uniform)");
   } else {
     return bad(op, err, f, "unknown distribution '%s' (expected normal, uniform or int)", kind);
   }
@@ -241,6 +246,30 @@ static int parse_shape(kope_op *op, json_t *s, const char *field, kope_arg *a,
   return KOPE_OK;
 }
 
+/* Refuse keys not in allowed (NULL-terminated): a typo must not fall back
+ * silently to a default. */
+static int only_keys(kope_op *op, json_t *obj, const char *field, const char *const *allowed,
+                     kope_err *err)
+{
+  const char *key;
+  json_t *v;
+  int i, found;
+
+  json_object_foreach(obj, key, v) {
+    for (found = 0, i = 0; allowed[i]; i++)
+      found |= !strcmp(allowed[i], key);
+    if (!found)
+      return bad(op, err, field, "unknown key '%s'", key);
+  }
+  return KOPE_OK;
+}
+
+static const char *const arg_keys[] = {"name", "role", "dtype", "shape", "dist", "tolerance",
+                                       "default", "description", NULL};
+static const char *const top_keys[] = {"name", "category", "level", "description", "args",
+                                       "cases", "tolerance", "flops", "bytes", "reference",
+                                       "seed", "vendor", "notes", NULL};
+
 static int parse_arg(kope_op *op, json_t *j, size_t i, kope_err *err)
 {
   kope_arg *a = &op->args[i];
@@ -251,6 +280,8 @@ static int parse_arg(kope_op *op, json_t *j, size_t i, kope_err *err)
   snprintf(f, sizeof f, "args[%zu]", i);
   if (!json_is_object(j))
     return bad(op, err, f, "expected an object {name, role, dtype, shape}");
+  if ((rc = only_keys(op, j, f, arg_keys, err)))
+    return rc;
   snprintf(g, sizeof g, "%s.name", f);
   if ((rc = get_str(op, j, "name", g, &a->name, 1, err)))
     return rc;
@@ -450,24 +481,24 @@ static int parse_cases(kope_op *op, json_t *root, kope_err *err)
   return KOPE_OK;
 }
 
-static int parse_file_field(kope_op *op, json_t *root, const char *key, const char *def,
-                            const char **path, kope_err *err)
+static int parse_file_field(kope_op *op, json_t *root, const char *key, const char *field,
+                            const char *def, const char **path, kope_err *err)
 {
   const char *rel = def;
   int rc;
   char *p;
 
-  if ((rc = get_str(op, root, key, key, &rel, 0, err)))
+  if ((rc = get_str(op, root, key, field, &rel, 0, err)))
     return rc;
   if (!rel)
     rel = def;
   if (strstr(rel, "..") || rel[0] == '/')
-    return bad(op, err, key, "'%s' must be a file name inside the operator folder", rel);
+    return bad(op, err, field, "'%s' must be a file name inside the operator folder", rel);
   p = kope_path_join(op->dir, rel);
   *path = own(op, p);
   free(p);
   if (!kope_is_file(*path))
-    return bad(op, err, key, "file '%s' does not exist", *path);
+    return bad(op, err, field, "file '%s' does not exist", *path);
   return KOPE_OK;
 }
 
@@ -481,7 +512,8 @@ static int parse_vendor(kope_op *op, json_t *root, kope_err *err)
     return KOPE_OK;
   if (!json_is_object(v))
     return bad(op, err, "vendor", "expected an object {source, libs, name}");
-  if ((rc = parse_file_field(op, v, "source", "vendor.c", &op->vendor_path, err)))
+  if ((rc = parse_file_field(op, v, "source", "vendor.source", "vendor.c", &op->vendor_path,
+                              err)))
     return rc;
   if ((rc = get_str(op, v, "name", "vendor.name", &op->vendor_name, 0, err)))
     return rc;
@@ -561,10 +593,13 @@ static int parse_spec(kope_op *op, json_t *root, kope_err *err)
 
   if (!json_is_object(root))
     return bad(op, err, "(top level)", "expected a JSON object");
+  if ((rc = only_keys(op, root, "(top level)", top_keys, err)))
+    return rc;
   if ((rc = parse_header(op, root, err)) || (rc = parse_args(op, root, err)) ||
       (rc = parse_costs(op, root, err)) || (rc = parse_cases(op, root, err)) ||
-      (rc = parse_file_field(op, root, "reference", "reference.c", &op->reference_path, err)) ||
-      (rc = parse_file_field(op, root, "seed", "seed.c", &op->seed_path, err)) ||
+      (rc = parse_file_field(op, root, "reference", "reference", "reference.c",
+                              &op->reference_path, err)) ||
+      (rc = parse_file_field(op, root, "seed", "seed", "seed.c", &op->seed_path, err)) ||
       (rc = parse_vendor(op, root, err)))
     return rc;
   return KOPE_OK;
