@@ -33,6 +33,7 @@ typedef struct kope_case_res {
   double sp_ref, sp_ref_lo, sp_ref_hi;      /* median of per-round ratios */
   double sp_ven, sp_ven_lo, sp_ven_hi;
   double roof;                              /* roofline time / candidate time */
+  int in_cache;                             /* working set fits in the last-level cache */
   uint32_t iters_cand, iters_ref, iters_ven;
   double max_err;                           /* worst |got-exp| over seeds */
   double flops, bytes;

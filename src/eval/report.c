@@ -45,20 +45,24 @@ void kope_report_fail(kope_report *r, kope_verdict v, const char *fmt, ...)
 
 static void geomeans(kope_report *r)
 {
-  double sr[KOPE_EVAL_MAX_CASES], sv[KOPE_EVAL_MAX_CASES], rf[KOPE_EVAL_MAX_CASES];
-  size_t c, n = 0;
+  double sr[KOPE_EVAL_MAX_CASES] = {0}, sv[KOPE_EVAL_MAX_CASES] = {0},
+         rf[KOPE_EVAL_MAX_CASES] = {0}, rall[KOPE_EVAL_MAX_CASES] = {0};
+  size_t c, n = 0, nr = 0;
 
   for (c = 0; c < r->ncases; c++) {
     if (!r->cases[c].timed)
       continue;
     sr[n] = r->cases[c].sp_ref;
     sv[n] = r->cases[c].sp_ven;
-    rf[n] = r->cases[c].roof;
+    rall[n] = r->cases[c].roof;
+    if (!r->cases[c].in_cache)
+      rf[nr++] = r->cases[c].roof;
     n++;
   }
   r->sp_ref = kope_geomean(sr, n);
   r->sp_ven = r->has_vendor ? kope_geomean(sv, n) : 0.0;
-  r->roof = kope_geomean(rf, n);
+  /* the DRAM roofline bounds only cases that do not fit in cache */
+  r->roof = nr ? kope_geomean(rf, nr) : kope_geomean(rall, n);
 }
 
 static void environment(kope_report *r, const kope_evaluator *ev)
@@ -213,6 +217,7 @@ static json_t *case_json(const kope_report *r, size_t c)
                         samples(cr->s_ven, cr->nrounds));
   }
   json_object_set_new(j, "roofline_fraction", json_real(cr->roof));
+  json_object_set_new(j, "in_cache", json_boolean(cr->in_cache));
   return j;
 }
 

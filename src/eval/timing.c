@@ -146,8 +146,12 @@ static void summarize(kope_evaluator *ev, size_t c, kope_case_res *cr, int nt)
   }
   cr->flops = ev->binds[c].flops;
   cr->bytes = ev->binds[c].bytes;
-  if (ev->hw && cr->t_cand > 0)
+  if (ev->hw && cr->t_cand > 0) {
+    long llc = kope_hw_cache_bytes(ev->hw, 3) ? kope_hw_cache_bytes(ev->hw, 3)
+                                              : kope_hw_cache_bytes(ev->hw, 2);
     cr->roof = kope_hw_roofline_seconds(ev->hw, cr->flops, cr->bytes) / cr->t_cand;
+    cr->in_cache = llc > 0 && cr->bytes < (double)llc;
+  }
 }
 
 static int rounds(kope_evaluator *ev, size_t c, timed *ts, int nt, double rtt,
