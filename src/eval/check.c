@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include "core/par.h"
 #include "eval/eval_int.h"
 
 #define PAGE 4096u
@@ -112,21 +113,35 @@ static void fill_chunk(const kope_arg *a, unsigned char *p, int64_t lo, int64_t 
   }
 }
 
+typedef struct fill_ctx {
+  const kope_arg *a;
+  unsigned char *p;
+  int64_t n;
+  uint64_t seed;
+  int variant;
+} fill_ctx;
+
+static void fill_part(void *vctx, int64_t lo, int64_t hi, int part)
+{
+  fill_ctx *c = vctx;
+  int64_t k;
+
+  (void)part;
+  for (k = lo; k < hi; k++) {
+    kope_rng r;
+    int64_t end = (k + 1) * CHUNK < c->n ? (k + 1) * CHUNK : c->n;
+    kope_rng_seed(&r, kope_rng_mix(c->seed, (uint64_t)k));
+    fill_chunk(c->a, c->p, k * CHUNK, end, &r, c->variant);
+  }
+}
+
 static void fill_float(const kope_arg *a, unsigned char *p, int64_t n, uint64_t seed,
                        int variant)
 {
-  int64_t nchunks = (n + CHUNK - 1) / CHUNK, k;
-  int v = a->vary ? variant % 4 : 0;
+  fill_ctx c = {a, p, n, seed, a->vary ? variant % 4 : 0};
 
   pthread_once(&quantiles_once, init_quantiles);
-
-#pragma omp parallel for schedule(static) if (nchunks > 1)
-  for (k = 0; k < nchunks; k++) {
-    kope_rng r;
-    int64_t hi = (k + 1) * CHUNK < n ? (k + 1) * CHUNK : n;
-    kope_rng_seed(&r, kope_rng_mix(seed, (uint64_t)k));
-    fill_chunk(a, p, k * CHUNK, hi, &r, v);
-  }
+  kope_par_for((n + CHUNK - 1) / CHUNK, 4, fill_part, &c);
 }
 
 static void fill_int(const kope_op *op, const kope_arg *a, const kope_case_bind *b,
@@ -211,18 +226,41 @@ static inline double get_f(const unsigned char *p, kope_dtype t, int64_t j)
   }
 }
 
-static double rms_of(const unsigned char *p, kope_dtype t, int64_t n)
+typedef struct cmp_ctx {
+  const kope_arg *a;
+  const unsigned char *g, *e;
+  double rms;
+  uint64_t trial;
+  double sum[KOPE_PAR_MAX], worst[KOPE_PAR_MAX];
+  int64_t count[KOPE_PAR_MAX], first[KOPE_PAR_MAX];
+} cmp_ctx;
+
+static void rms_part(void *vctx, int64_t lo, int64_t hi, int part)
 {
+  cmp_ctx *c = vctx;
   double s = 0.0;
   int64_t j, k = 0;
 
-#pragma omp parallel for reduction(+ : s, k) schedule(static) if (n > 65536)
-  for (j = 0; j < n; j++) {
-    double x = get_f(p, t, j);
+  for (j = lo; j < hi; j++) {
+    double x = get_f(c->e, c->a->dtype, j);
     if (isfinite(x)) {
       s += x * x;
       k++;
     }
+  }
+  c->sum[part] = s;
+  c->count[part] = k;
+}
+
+static double rms_of(cmp_ctx *c, int64_t n)
+{
+  double s = 0.0;
+  int64_t k = 0;
+  int p, parts = kope_par_for(n, 65536, rms_part, c);
+
+  for (p = 0; p < parts; p++) {
+    s += c->sum[p];
+    k += c->count[p];
   }
   return k ? sqrt(s / (double)k) : 0.0;
 }
@@ -253,30 +291,38 @@ static int is_poison(kope_dtype t, const unsigned char *p, int64_t j, uint64_t t
   return !memcmp(p + (size_t)j * kope_dtype_size(t), ref, kope_dtype_size(t));
 }
 
+static void fail_part(void *vctx, int64_t lo, int64_t hi, int part)
+{
+  cmp_ctx *c = vctx;
+  double worst = 0.0;
+  int64_t j, first = -1;
+
+  for (j = lo; j < hi && first < 0; j++) {
+    double err, ev = get_f(c->e, c->a->dtype, j);
+    /* where the reference gives NaN, the poison NaN must still be gone */
+    if (!elem_ok(c->a, ev, get_f(c->g, c->a->dtype, j), c->rms, &err) ||
+        (isnan(ev) && is_poison(c->a->dtype, c->g, j, c->trial)))
+      first = j;
+    else if (err > worst)
+      worst = err;
+  }
+  c->first[part] = first;
+  c->worst[part] = worst;
+}
+
 /* Index of the first failing element (n when none); the largest error of
  * the passing elements goes to *max_err. */
-static int64_t first_failure(const kope_arg *a, const unsigned char *g, const unsigned char *e,
-                             int64_t n, double rms, uint64_t trial, double *max_err)
+static int64_t first_failure(cmp_ctx *c, int64_t n, double *max_err)
 {
-  int64_t j, first = n;
-  double worst = 0.0;
+  int p, parts = kope_par_for(n, 65536, fail_part, c);
 
-#pragma omp parallel for reduction(min : first) reduction(max : worst) schedule(static) \
-    if (n > 65536)
-  for (j = 0; j < n; j++) {
-    double err, ev = get_f(e, a->dtype, j);
-    /* where the reference gives NaN, the poison NaN must still be gone */
-    if (!elem_ok(a, ev, get_f(g, a->dtype, j), rms, &err) ||
-        (isnan(ev) && is_poison(a->dtype, g, j, trial))) {
-      if (j < first)
-        first = j;
-    } else if (err > worst) {
-      worst = err;
-    }
+  for (p = 0; p < parts; p++) {
+    if (c->worst[p] > *max_err)
+      *max_err = c->worst[p];
+    if (c->first[p] >= 0)
+      return c->first[p];   /* parts are in order: the first hit is the first failure */
   }
-  if (worst > *max_err)
-    *max_err = worst;
-  return first;
+  return n;
 }
 
 static void mismatch(const kope_op *op, size_t c, int s, const kope_arg *a, int64_t j,
@@ -331,8 +377,17 @@ int kope_eval_compare(const kope_op *op, size_t c, int s, const kope_case_bind *
       continue;
     g = got + l->off[i];
     e = exp + l->off[i];
-    rms = rms_of(e, a->dtype, b->count[i]);
-    j = first_failure(a, g, e, b->count[i], rms, trial, max_err);
+    {
+      cmp_ctx cc;
+      memset(&cc, 0, sizeof cc);
+      cc.a = a;
+      cc.g = g;
+      cc.e = e;
+      cc.trial = trial;
+      rms = rms_of(&cc, b->count[i]);
+      cc.rms = rms;
+      j = first_failure(&cc, b->count[i], max_err);
+    }
     if (j < b->count[i]) {
       mismatch(op, c, s, a, j, get_f(e, a->dtype, j), get_f(g, a->dtype, j),
                is_poison(a->dtype, g, j, trial), r);
@@ -343,6 +398,8 @@ int kope_eval_compare(const kope_op *op, size_t c, int s, const kope_case_bind *
   }
   return 0;
 }
+
+static uint64_t hash_full(const unsigned char *p, size_t n);
 
 static uint64_t hash_block(const unsigned char *p, size_t n)
 {
@@ -360,17 +417,49 @@ static uint64_t hash_block(const unsigned char *p, size_t n)
 }
 
 /* A fast non-cryptographic hash of a region, computed in 1 MiB blocks in
- * parallel and combined in order. */
+ * parallel and combined in order. Regions above 4 MiB are sampled (the
+ * first and last 64 KiB whole, then one 64-byte line per 4 KiB page):
+ * workers map inputs read-only, so this is a check on kope itself and must
+ * not cost a full pass over hundreds of MB per seed. */
 uint64_t kope_eval_hash(const unsigned char *p, size_t n)
 {
-  const size_t blk = (size_t)1 << 20;
-  int64_t nb = (int64_t)((n + blk - 1) / blk), k;
-  uint64_t h = 0;
-
-#pragma omp parallel for reduction(^ : h) schedule(static) if (nb > 2)
-  for (k = 0; k < nb; k++) {
-    size_t off = (size_t)k * blk, len = n - off < blk ? n - off : blk;
-    h ^= kope_rng_mix(hash_block(p + off, len), (uint64_t)k);
+  if (n > ((size_t)4 << 20)) {
+    uint64_t h = hash_block(p, 65536) ^ kope_rng_mix(hash_block(p + n - 65536, 65536), 1);
+    size_t off;
+    for (off = 65536; off + 64 <= n - 65536; off += 4096)
+      h = kope_rng_mix(h, hash_block(p + off, 64));
+    return h;
   }
+  return hash_full(p, n);
+}
+
+typedef struct hash_ctx {
+  const unsigned char *p;
+  size_t n;
+  uint64_t h[KOPE_PAR_MAX];
+} hash_ctx;
+
+static void hash_part(void *vctx, int64_t lo, int64_t hi, int part)
+{
+  hash_ctx *c = vctx;
+  const size_t blk = (size_t)1 << 20;
+  uint64_t h = 0;
+  int64_t k;
+
+  for (k = lo; k < hi; k++) {
+    size_t off = (size_t)k * blk, len = c->n - off < blk ? c->n - off : blk;
+    h ^= kope_rng_mix(hash_block(c->p + off, len), (uint64_t)k);
+  }
+  c->h[part] = h;
+}
+
+static uint64_t hash_full(const unsigned char *p, size_t n)
+{
+  hash_ctx c = {p, n, {0}};
+  uint64_t h = 0;
+  int k, parts = kope_par_for((int64_t)((n + ((size_t)1 << 20) - 1) >> 20), 3, hash_part, &c);
+
+  for (k = 0; k < parts; k++)
+    h ^= c.h[k];
   return h;
 }

@@ -335,7 +335,6 @@ static int check_seed(kope_evaluator *ev, kope_worker *cand, kope_region *out, s
   kope_eval_fill_inputs(ev->op, &ev->binds[c], l, ev->in.base, trial, s);
   h0 = kope_eval_hash(ev->in.base, l->in_size);
   kope_eval_poison(ev->op, &ev->binds[c], l, out->base, trial);
-  kope_eval_poison(ev->op, &ev->binds[c], l, ev->out_ref.base, trial);
   if ((st = call_once(ev, &ev->refw, c)) != KOPE_WORKER_OK)
     return baseline_failed(ev, "reference", st, err);
   if ((st = call_once(ev, cand, c)) != KOPE_WORKER_OK) {
