@@ -47,6 +47,12 @@ expect_eq "geomean speedup positive" "$(json_get "d['speedup_ref'] > 0")" "True"
 expect_eq "harness version recorded" "$(json_get "d['harness_version']")" "kope-eval-1"
 expect_eq "isolation reported" "$(json_get "'readonly_inputs' in d['environment']['isolation']")" "True"
 
+# Timing sees a slow kernel as slow: 200x the work on n=65537 (case 5).
+expect_exit 0 "slow but correct kernel" -- "$KOPE" eval relu "$K/relu_slow.c" --ops-dir "$OPS" \
+  --json --budget 0.02 --rounds 5 --seeds 1
+expect_eq "slow kernel measured slower than the reference" \
+  "$(json_get "d['cases'][5]['speedup_ref']['ci_hi'] < 0.5")" "True"
+
 # Human output and batch evaluation (two kernels, parallel compile).
 expect_exit 1 "batch: one good, one bad" -- "$KOPE" eval relu "$OPS/relu/seed.c" "$K/relu_zeros.c" \
   --ops-dir "$OPS" --no-timing
