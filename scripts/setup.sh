@@ -9,7 +9,7 @@ PKGS=(
   libjansson-dev libsqlite3-dev sqlite3 libcurl4-openssl-dev libssl-dev
   libcmocka-dev libseccomp-dev
   libopenblas-dev libdnnl-dev
-  libomp-dev binutils python3
+  libomp-dev binutils python3 graphviz
 )
 
 missing=()
@@ -30,5 +30,11 @@ if [ "$(id -u)" -ne 0 ]; then
     echo "kope setup: need root to install: ${missing[*]}" >&2; exit 3; fi
 fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+log=$(mktemp /tmp/kope-setup.XXXXXX.log)
+if ! { $SUDO apt-get update -qq && \
+       $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+  tail -20 "$log" >&2
+  echo "kope setup: apt-get failed (full log: $log)" >&2
+  exit 3
+fi
+rm -f "$log"

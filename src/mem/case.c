@@ -1,0 +1,286 @@
+/*
+ * Cases: validation, insertion with the O(depth) scoring walk, reading
+ * back, lineage, and the compact records built from them.
+ *
+ * Inserting v under u runs in one transaction: v is stored as a leaf
+ * (d = r_v), then u gains a successor, so u's successor sum and d change;
+ * the change in d(u) is added to u's parent's successor sum, and so on up
+ * to the root or until a score stops changing. Each ancestor is read and
+ * written once, so the cost is proportional to the depth of v.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mem/engine.h"
+
+void kope_mem_case_init(kope_mem_case *c)
+{
+  memset(c, 0, sizeof *c);
+  c->speedup = NAN;
+  c->speedup_vendor = NAN;
+  c->confidence = 1.0;
+  c->label = KOPE_LABEL_PARTIAL;
+  c->step_ratio = 1.0;
+  c->d_score = 1.0;
+}
+
+void mem_case_release_strings(kope_mem_case *c)
+{
+  const char **s[] = {&c->op, &c->category, &c->target, &c->hw, &c->scene, &c->layer,
+                      &c->thought_id, &c->thought_title, &c->rationale, &c->code_before,
+                      &c->code_after, &c->diff, &c->feedback, &c->verdict, &c->harness,
+                      &c->err_sig, &c->uid, &c->origin};
+  size_t i;
+
+  for (i = 0; i < sizeof s / sizeof s[0]; i++) {
+    free((char *)*s[i]);
+    *s[i] = NULL;
+  }
+}
+
+void kope_mem_case_release(kope_mem_case *c)
+{
+  if (!c || !c->owned)
+    return;
+  mem_case_release_strings(c);
+  kope_mem_case_init(c);
+}
+
+static int case_validate(const kope_mem_case *c, kope_err *err)
+{
+  if (!c->op || !*c->op)
+    return kope_err_set(err, KOPE_EINPUT, "a Case needs an operator name (op)");
+  if (!kope_mem_verdict_valid(c->verdict))
+    return kope_err_set(err, KOPE_EINPUT, "Case verdict '%s' is not one of correct, "
+                        "compile_error, incorrect, crash, timeout, forbidden",
+                        c->verdict ? c->verdict : "(none)");
+  if (!(c->confidence >= 0.0 && c->confidence <= 1.0))
+    return kope_err_set(err, KOPE_EINPUT, "Case confidence %g is outside [0, 1]",
+                        c->confidence);
+  if (c->prev_case_id < 0 || c->session_id < 0)
+    return kope_err_set(err, KOPE_EINPUT, "Case ids must not be negative");
+  if (isfinite(c->speedup) && c->speedup < 0.0)
+    return kope_err_set(err, KOPE_EINPUT, "Case speedup %g is negative", c->speedup);
+  if (c->tokens_in < 0 || c->tokens_out < 0)
+    return kope_err_set(err, KOPE_EINPUT, "Case token counts must not be negative");
+  return KOPE_OK;
+}
+
+/* A new successor with score child_d joined u: update u's successor sum
+ * and d, then carry each change in d up the lineage (read in one query). */
+static int propagate(kope_db *db, int64_t u, double child_d, kope_err *err)
+{
+  mem_node *up = NULL;
+  size_t n = 0, i;
+  int rc, new_child = 1;
+
+  if (u == 0)
+    return KOPE_OK;
+  if ((rc = db->eng->ancestors(db->impl, u, &up, &n, err)) != KOPE_OK)
+    return rc;
+  for (i = 0; i < n && rc == KOPE_OK && (new_child || child_d != 0.0); i++) {
+    double old = up[i].d;
+    up[i].succ_sum += child_d;
+    up[i].n_succ += new_child;
+    up[i].d = kope_mem_d_score(up[i].r, up[i].n_succ, up[i].succ_sum);
+    rc = db->eng->node_put(db->impl, &up[i], err);
+    child_d = up[i].d - old;
+    new_child = 0;
+  }
+  free(up);
+  return rc;
+}
+
+static int case_store(kope_db *db, const kope_mem_case *c, const mem_origin *o,
+                      int64_t *id, kope_err *err)
+{
+  mem_node v = {0}, p = {0};
+  char *sig = NULL;
+  int rc = KOPE_OK, yes = 1;
+
+  if (c->prev_case_id && (rc = db->eng->node_get(db->impl, c->prev_case_id, &p, err)))
+    goto out;
+  if (c->session_id && (rc = db->eng->exists(db->impl, MEM_U_SESSION, c->session_id, &yes,
+                                               err)) != KOPE_OK)
+    goto out;
+  if (!yes) {
+    rc = kope_err_set(err, KOPE_EINPUT, "session %lld does not exist",
+                      (long long)c->session_id);
+    goto out;
+  }
+  v.prev_id = c->prev_case_id;
+  v.a = kope_mem_effective_speedup(c->verdict, c->correct, c->speedup);
+  v.r = kope_mem_step_ratio(v.a, c->prev_case_id != 0, p.a);
+  v.label = kope_mem_label_of(v.r);
+  v.d = v.r;
+  v.confidence = c->confidence;
+  if (v.a <= 0.0)
+    sig = kope_mem_error_signature(c->feedback);
+  if ((rc = db->eng->case_put(db->impl, c, &v, sig, o, id, err)) != KOPE_OK)
+    goto out;
+  rc = propagate(db, c->prev_case_id, v.d, err);
+  if (rc == KOPE_OK && c->journal && *c->journal) {
+    kope_mem_journal j = {0};
+    j.case_id = *id;
+    j.session_id = c->session_id;
+    j.body = (char *)c->journal;
+    j.created = c->created;
+    rc = db->eng->journal_put(db->impl, &j, NULL, NULL, err);
+  }
+out:
+  free(sig);
+  return rc;
+}
+
+int mem_case_insert(kope_db *db, const kope_mem_case *c, const mem_origin *o,
+                    int64_t *id, kope_err *err)
+{
+  int64_t newid = 0;
+  int rc;
+
+  if ((rc = case_validate(c, err)) != KOPE_OK)
+    return rc;
+  if ((rc = kope_db_begin(db, err)) != KOPE_OK)
+    return rc;
+  if ((rc = case_store(db, c, o, &newid, err)) != KOPE_OK) {
+    kope_db_rollback(db);
+    return rc;
+  }
+  if ((rc = kope_db_commit(db, err)) != KOPE_OK)
+    return rc;
+  if (id)
+    *id = newid;
+  return KOPE_OK;
+}
+
+int kope_mem_case_insert(kope_db *db, const kope_mem_case *c, int64_t *id, kope_err *err)
+{
+  if (!c)
+    return kope_err_set(err, KOPE_EINPUT, "no Case given");
+  return mem_case_insert(db, c, NULL, id, err);
+}
+
+int kope_mem_case_get(kope_db *db, int64_t id, int flags, kope_mem_case *out,
+                      kope_err *err)
+{
+  kope_mem_case_init(out);
+  return db->eng->case_get(db->impl, id, flags, out, err);
+}
+
+int kope_mem_case_each(kope_db *db, const kope_mem_filter *f, int flags,
+                       kope_mem_case_fn fn, void *ctx, kope_err *err)
+{
+  kope_mem_filter none = {0};
+
+  if (f && f->label && kope_mem_label_parse(f->label) < 0)
+    return kope_err_set(err, KOPE_EINPUT, "unknown label '%s' (effective, partial, "
+                        "ineffective, negative)", f->label);
+  return db->eng->case_each(db->impl, f ? f : &none, flags, fn, ctx, err);
+}
+
+int kope_mem_lineage(kope_db *db, int64_t id, int64_t **ids, size_t *n, kope_err *err)
+{
+  mem_node *up = NULL;
+  size_t cnt = 0, i;
+  int rc = db->eng->ancestors(db->impl, id, &up, &cnt, err);
+
+  *ids = NULL;
+  *n = 0;
+  if (rc != KOPE_OK)
+    return rc;
+  if (!(*ids = malloc((cnt + 1) * sizeof **ids))) {
+    free(up);
+    return kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  }
+  for (i = 0; i < cnt; i++)   /* root first */
+    (*ids)[i] = up[cnt - 1 - i].id;
+  *n = cnt;
+  free(up);
+  return KOPE_OK;
+}
+
+int kope_mem_successors(kope_db *db, int64_t id, int64_t **ids, size_t *n, kope_err *err)
+{
+  mem_ids s = {0};
+  mem_node node;
+  int rc = db->eng->node_get(db->impl, id, &node, err);
+
+  if (rc == KOPE_OK)
+    rc = db->eng->successors(db->impl, id, &s, err);
+  if (rc != KOPE_OK)
+    mem_ids_release(&s);
+  *ids = s.v;
+  *n = s.n;
+  return rc;
+}
+
+/* ---- compact records --------------------------------------------------- */
+
+void kope_mem_recs_init(kope_mem_recs *r)
+{
+  memset(r, 0, sizeof *r);
+}
+
+void mem_rec_release(kope_mem_rec *x)
+{
+  free(x->op);
+  free(x->target);
+  free(x->layer);
+  free(x->thought_id);
+  free(x->thought_title);
+  free(x->verdict);
+  free(x->summary);
+  memset(x, 0, sizeof *x);
+}
+
+void kope_mem_recs_release(kope_mem_recs *r)
+{
+  size_t i;
+
+  for (i = 0; r && i < r->n; i++)
+    mem_rec_release(&r->v[i]);
+  if (r) {
+    free(r->v);
+    memset(r, 0, sizeof *r);
+  }
+}
+
+kope_mem_rec *mem_recs_push(kope_mem_recs *r)
+{
+  kope_mem_rec *x;
+
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 16;
+    kope_mem_rec *v = realloc(r->v, cap * sizeof *v);
+    if (!v)
+      return NULL;
+    r->v = v;
+    r->cap = cap;
+  }
+  x = &r->v[r->n++];
+  memset(x, 0, sizeof *x);
+  x->label = -1;
+  x->speedup = NAN;
+  return x;
+}
+
+void mem_rec_from_case(kope_mem_rec *rec, const kope_mem_case *c)
+{
+  rec->kind = KOPE_MEM_REC_CASE;
+  rec->id = rec->case_id = c->id;
+  rec->op = kope_strdup(c->op);
+  rec->target = kope_strdup(c->target);
+  rec->layer = kope_strdup(c->layer);
+  rec->thought_id = kope_strdup(c->thought_id);
+  rec->thought_title = kope_strdup(c->thought_title);
+  rec->verdict = kope_strdup(c->verdict);
+  rec->label = c->label;
+  rec->correct = c->correct;
+  rec->speedup = c->speedup;
+  rec->step_ratio = c->step_ratio;
+  rec->d_score = c->d_score;
+  rec->confidence = c->confidence;
+  rec->rank = c->rank;
+  rec->summary = kope_mem_case_summary(c);
+  rec->tokens = kope_mem_token_estimate(rec->summary);
+}

@@ -1,0 +1,443 @@
+/*
+ * Graph-aware retrieval (DESIGN.md §1). The engine supplies candidates:
+ * the best Cases per label matching exact filters, and bm25 hits of free
+ * text in Cases, Journals and digests. Here the pool is merged, text hits
+ * are held to the hard filters, Cases are bucketed by outcome label and
+ * ordered inside a bucket by d(v) * c_v, and k slots are shared
+ * round-robin between the buckets. Also error-driven retrieval (past
+ * failures with the same normalized error and what fixed them) and plain
+ * full-text search.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mem/engine.h"
+
+typedef struct pool_item {
+  int64_t id;
+  unsigned match;
+  double text_score;
+  kope_mem_case c;
+} pool_item;
+
+typedef struct pool {
+  pool_item *v;
+  size_t n, cap;
+} pool;
+
+static pool_item *pool_find_or_add(pool *p, int64_t id)
+{
+  size_t i;
+
+  for (i = 0; i < p->n; i++)
+    if (p->v[i].id == id)
+      return &p->v[i];
+  if (p->n == p->cap) {
+    size_t cap = p->cap ? 2 * p->cap : 32;
+    pool_item *v = realloc(p->v, cap * sizeof *v);
+    if (!v)
+      return NULL;
+    p->v = v;
+    p->cap = cap;
+  }
+  memset(&p->v[p->n], 0, sizeof p->v[p->n]);
+  p->v[p->n].id = id;
+  return &p->v[p->n++];
+}
+
+static void pool_release(pool *p)
+{
+  size_t i;
+
+  for (i = 0; i < p->n; i++)
+    kope_mem_case_release(&p->v[i].c);
+  free(p->v);
+}
+
+static int any_exact(const kope_mem_filter *f)
+{
+  return f->op || f->category || f->layer || f->thought_id || f->target || f->hw ||
+         f->label || f->verdict || f->session_id;
+}
+
+static int pool_add_filtered(kope_db *db, pool *p, const kope_mem_filter *f, size_t k,
+                             kope_err *err)
+{
+  int l, want = f->label ? kope_mem_label_parse(f->label) : -1, rc = KOPE_OK;
+
+  for (l = 0; l < KOPE_LABEL_COUNT && rc == KOPE_OK; l++) {
+    mem_ids ids = {0};
+    size_t i;
+    if (want >= 0 && l != want)
+      continue;
+    rc = db->eng->top(db->impl, f, l, k, &ids, err);
+    for (i = 0; rc == KOPE_OK && i < ids.n; i++) {
+      pool_item *it = pool_find_or_add(p, ids.v[i]);
+      if (!it)
+        rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+      else
+        it->match |= KOPE_MEM_BY_FILTER;
+    }
+    mem_ids_release(&ids);
+  }
+  return rc;
+}
+
+/* Case and Journal hits join the pool as their Case. */
+static int pool_add_hits(pool *p, const mem_hit *hits, size_t n, kope_err *err)
+{
+  size_t i;
+
+  for (i = 0; i < n; i++) {
+    pool_item *it;
+    if (hits[i].kind == MEM_T_DIGEST || !hits[i].case_id)
+      continue;
+    if (!(it = pool_find_or_add(p, hits[i].case_id)))
+      return kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+    if (!(it->match & KOPE_MEM_BY_TEXT) || hits[i].score < it->text_score)
+      it->text_score = hits[i].score;
+    it->match |= KOPE_MEM_BY_TEXT;
+  }
+  return KOPE_OK;
+}
+
+static int str_differs(const char *want, const char *have)
+{
+  return want && (!have || strcmp(want, have) != 0);
+}
+
+/* Text hits come from any operator, but must honour the hard filters. */
+static int passes_hard(const kope_mem_filter *f, const kope_mem_case *c)
+{
+  if (f->label && kope_mem_label_parse(f->label) != c->label)
+    return 0;
+  return !str_differs(f->layer, c->layer) && !str_differs(f->target, c->target) &&
+         !str_differs(f->hw, c->hw);
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+  const pool_item *x = *(pool_item *const *)a, *y = *(pool_item *const *)b;
+
+  if (x->c.rank != y->c.rank)
+    return x->c.rank < y->c.rank ? 1 : -1;
+  return (x->id < y->id) - (x->id > y->id);   /* newer first */
+}
+
+static int emit_cases(pool *p, const kope_mem_filter *f, size_t k, kope_mem_recs *out)
+{
+  pool_item **b[KOPE_LABEL_COUNT] = {0};
+  size_t nb[KOPE_LABEL_COUNT] = {0}, take[KOPE_LABEL_COUNT] = {0}, i, taken = 0;
+  int l, rc = 0, more = 1;
+
+  for (l = 0; l < KOPE_LABEL_COUNT; l++)
+    if (!(b[l] = malloc((p->n + 1) * sizeof *b[l])))
+      rc = -1;
+  for (i = 0; rc == 0 && i < p->n; i++) {
+    pool_item *it = &p->v[i];
+    if (it->c.owned && (it->match & KOPE_MEM_BY_FILTER || passes_hard(f, &it->c)))
+      b[it->c.label][nb[it->c.label]++] = it;
+  }
+  for (l = 0; rc == 0 && l < KOPE_LABEL_COUNT; l++)
+    qsort(b[l], nb[l], sizeof *b[l], cmp_rank);
+  while (rc == 0 && more && taken < k)   /* round-robin over the buckets */
+    for (more = 0, l = 0; l < KOPE_LABEL_COUNT && taken < k; l++)
+      if (take[l] < nb[l]) {
+        take[l]++;
+        taken++;
+        more = 1;
+      }
+  for (l = 0; rc == 0 && l < KOPE_LABEL_COUNT; l++)
+    for (i = 0; i < take[l]; i++) {
+      kope_mem_rec *r = mem_recs_push(out);
+      if (!r) {
+        rc = -1;
+        break;
+      }
+      mem_rec_from_case(r, &b[l][i]->c);
+      r->match = b[l][i]->match;
+      r->text_score = b[l][i]->text_score;
+    }
+  for (l = 0; l < KOPE_LABEL_COUNT; l++)
+    free(b[l]);
+  return rc;
+}
+
+static int push_digest(kope_mem_recs *out, const kope_mem_digest *d, unsigned match,
+                       double score)
+{
+  kope_mem_rec *r;
+  size_t i;
+
+  for (i = 0; i < out->n; i++)
+    if (out->v[i].kind == KOPE_MEM_REC_DIGEST && out->v[i].id == d->id) {
+      out->v[i].match |= match;
+      return 0;
+    }
+  if (!(r = mem_recs_push(out)))
+    return -1;
+  r->kind = KOPE_MEM_REC_DIGEST;
+  r->id = d->id;
+  r->target = kope_strdup(d->target);
+  r->layer = kope_strdup(d->layer);
+  r->thought_id = kope_strdup(d->thought_id);
+  r->thought_title = kope_strdup(d->title);
+  r->step_ratio = d->median_ratio;
+  r->match = match;
+  r->text_score = score;
+  r->summary = mem_digest_summary(d);
+  r->tokens = kope_mem_token_estimate(r->summary);
+  return 0;
+}
+
+/* Digests for the state: exact target/category (and layer/thought)
+ * matches first, then the digests among the text hits. */
+static int add_digests(kope_db *db, const kope_mem_state *s, const kope_mem_filter *f,
+                       const mem_hit *hits, size_t nh, size_t max, kope_mem_recs *out,
+                       kope_err *err)
+{
+  kope_mem_filter df = {0};
+  kope_mem_digest *d = NULL;
+  size_t n = 0, i, start = out->n;
+  int rc;
+
+  df.target = f->target;
+  df.category = s->category ? s->category : f->category;
+  df.layer = f->layer;
+  df.thought_id = f->thought_id;
+  rc = db->eng->digest_list(db->impl, &df, max, 0, &d, &n, err);
+  for (i = 0; rc == KOPE_OK && i < n && out->n - start < max; i++)
+    if (push_digest(out, &d[i], KOPE_MEM_BY_FILTER, 0.0) != 0)
+      rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  kope_mem_digests_free(d, n);
+  for (i = 0; rc == KOPE_OK && i < nh && out->n - start < max; i++) {
+    kope_mem_digest one = {0};
+    if (hits[i].kind != MEM_T_DIGEST)
+      continue;
+    if ((rc = db->eng->digest_get(db->impl, hits[i].id, &one, err)) != KOPE_OK)
+      break;
+    if (!str_differs(f->target, one.target) && push_digest(out, &one, KOPE_MEM_BY_TEXT,
+                                                             hits[i].score) != 0)
+      rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+    mem_digest_release(&one);
+  }
+  return rc;
+}
+
+static char *state_text(const kope_mem_state *s)
+{
+  return kope_sprintf("%s %s", s->text ? s->text : "", s->feedback ? s->feedback : "");
+}
+
+static int load_pool(kope_db *db, pool *p, kope_err *err)
+{
+  size_t i;
+  int rc = KOPE_OK;
+
+  for (i = 0; i < p->n && rc == KOPE_OK; i++)
+    rc = kope_mem_case_get(db, p->v[i].id, 0, &p->v[i].c, err);
+  return rc;
+}
+
+int kope_mem_retrieve(kope_db *db, const kope_mem_state *state, const kope_mem_filter *f,
+                      size_t k, kope_mem_recs *out, kope_err *err)
+{
+  kope_mem_state none = {0};
+  kope_mem_filter def = {0};
+  pool p = {0};
+  mem_hit *hits = NULL;
+  size_t nh = 0;
+  char *text;
+  int rc = KOPE_OK, maxd, has_text;
+
+  if (!state)
+    state = &none;
+  def.op = state->op;
+  def.target = state->target;
+  if (!f)
+    f = &def;
+  if (f->label && kope_mem_label_parse(f->label) < 0)
+    return kope_err_set(err, KOPE_EINPUT, "unknown label '%s'", f->label);
+  text = state_text(state);
+  has_text = text[strspn(text, " ")] != '\0';
+  if (any_exact(f) || !has_text)
+    rc = pool_add_filtered(db, &p, f, k, err);
+  if (rc == KOPE_OK && has_text)
+    rc = db->eng->text(db->impl, text, 0, 2 * k < 16 ? 16 : 2 * k, &hits, &nh, err);
+  if (rc == KOPE_OK)
+    rc = pool_add_hits(&p, hits, nh, err);
+  if (rc == KOPE_OK)
+    rc = load_pool(db, &p, err);
+  if (rc == KOPE_OK && emit_cases(&p, f, k, out) != 0)
+    rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  maxd = f->max_digests == 0 ? (int)((k + 1) / 2) : f->max_digests;
+  if (rc == KOPE_OK && maxd > 0)
+    rc = add_digests(db, state, f, hits, nh, (size_t)maxd, out, err);
+  pool_release(&p);
+  free(hits);
+  free(text);
+  return rc;
+}
+
+/* ---- error-driven retrieval ------------------------------------------- */
+
+static char *fix_summary(const kope_mem_case *failed, const kope_mem_case *fix)
+{
+  char *a = kope_mem_case_summary(failed), *b = fix ? kope_mem_case_summary(fix) : NULL;
+  char *s = b ? kope_sprintf("seen before: %s; fixed by %s", a, b)
+              : kope_sprintf("seen before: %s; no fix recorded", a);
+
+  free(a);
+  free(b);
+  return s;
+}
+
+static int push_fix(kope_db *db, int64_t failed_id, kope_mem_recs *out, kope_err *err)
+{
+  kope_mem_case c, fix;
+  kope_mem_rec *r;
+  int64_t fix_id = 0;
+  int rc = kope_mem_case_get(db, failed_id, 0, &c, err);
+
+  kope_mem_case_init(&fix);
+  if (rc == KOPE_OK)
+    rc = db->eng->fix_of(db->impl, failed_id, &fix_id, err);
+  if (rc == KOPE_OK && fix_id)
+    rc = kope_mem_case_get(db, fix_id, 0, &fix, err);
+  if (rc == KOPE_OK && !(r = mem_recs_push(out)))
+    rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  if (rc == KOPE_OK) {
+    mem_rec_from_case(r, &c);
+    free(r->summary);
+    r->summary = fix_summary(&c, fix_id ? &fix : NULL);
+    r->tokens = kope_mem_token_estimate(r->summary);
+    r->match = KOPE_MEM_BY_ERROR;
+    r->fix_case_id = fix_id;
+  }
+  kope_mem_case_release(&c);
+  kope_mem_case_release(&fix);
+  return rc;
+}
+
+/* Stable partition: records with a fix first. */
+static void fixes_first(kope_mem_recs *out, size_t start)
+{
+  size_t n = out->n - start, i, j = 0;
+  kope_mem_rec *tmp;
+
+  if (n == 0 || !(tmp = malloc(n * sizeof *tmp)))
+    return;
+  for (i = start; i < out->n; i++)
+    if (out->v[i].fix_case_id)
+      tmp[j++] = out->v[i];
+  for (i = start; i < out->n; i++)
+    if (!out->v[i].fix_case_id)
+      tmp[j++] = out->v[i];
+  memcpy(out->v + start, tmp, n * sizeof *tmp);
+  free(tmp);
+}
+
+int kope_mem_fixes(kope_db *db, const char *feedback, const kope_mem_filter *f, size_t k,
+                   kope_mem_recs *out, kope_err *err)
+{
+  kope_mem_filter none = {0};
+  char *sig = kope_mem_error_signature(feedback);
+  mem_ids ids = {0};
+  size_t i, start = out->n;
+  int rc = KOPE_OK;
+
+  if (!sig || k == 0)
+    goto out;
+  rc = db->eng->err_cases(db->impl, sig, f ? f : &none, 4 * k, &ids, err);
+  for (i = 0; rc == KOPE_OK && i < ids.n; i++)
+    rc = push_fix(db, ids.v[i], out, err);
+  if (rc == KOPE_OK) {
+    fixes_first(out, start);
+    while (out->n > start + k)   /* drop the overflow */
+      mem_rec_release(&out->v[--out->n]);
+  }
+out:
+  mem_ids_release(&ids);
+  free(sig);
+  return rc;
+}
+
+/* ---- full-text search --------------------------------------------------- */
+
+static int search_case(kope_db *db, const mem_hit *h, kope_mem_recs *out, kope_err *err)
+{
+  kope_mem_case c;
+  kope_mem_rec *r;
+  int rc = kope_mem_case_get(db, h->id, 0, &c, err);
+
+  if (rc != KOPE_OK)
+    return rc;
+  if ((r = mem_recs_push(out)) != NULL) {
+    mem_rec_from_case(r, &c);
+    r->match = KOPE_MEM_BY_TEXT;
+    r->text_score = h->score;
+  }
+  kope_mem_case_release(&c);
+  return r ? KOPE_OK : kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+}
+
+static char *journal_summary(const kope_mem_journal *j)
+{
+  const char *b = j->body + strspn(j->body, "# \n");
+  int len = (int)strcspn(b, "\n");
+
+  return kope_sprintf("journal #%lld (case #%lld): %.*s%s", (long long)j->id,
+                      (long long)j->case_id, len > 160 ? 160 : len, b,
+                      len > 160 ? "..." : "");
+}
+
+static int search_journal(kope_db *db, const mem_hit *h, kope_mem_recs *out, kope_err *err)
+{
+  kope_mem_journal j = {0};
+  kope_mem_rec *r;
+  int rc = db->eng->journal_get(db->impl, h->id, &j, err);
+
+  if (rc != KOPE_OK)
+    return rc;
+  if ((r = mem_recs_push(out)) != NULL) {
+    r->kind = KOPE_MEM_REC_JOURNAL;
+    r->id = j.id;
+    r->case_id = j.case_id;
+    r->match = KOPE_MEM_BY_TEXT;
+    r->text_score = h->score;
+    r->summary = journal_summary(&j);
+    r->tokens = kope_mem_token_estimate(r->summary);
+  }
+  free(j.body);
+  free(j.uid);
+  return r ? KOPE_OK : kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+}
+
+static int search_digest(kope_db *db, const mem_hit *h, kope_mem_recs *out, kope_err *err)
+{
+  kope_mem_digest d = {0};
+  int rc = db->eng->digest_get(db->impl, h->id, &d, err);
+
+  if (rc == KOPE_OK && push_digest(out, &d, KOPE_MEM_BY_TEXT, h->score) != 0)
+    rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  mem_digest_release(&d);
+  return rc;
+}
+
+int kope_mem_search(kope_db *db, const char *text, size_t limit, kope_mem_recs *out,
+                    kope_err *err)
+{
+  mem_hit *hits = NULL;
+  size_t n = 0, i;
+  int rc;
+
+  if (!text || !*text)
+    return kope_err_set(err, KOPE_EINPUT, "search needs some text");
+  rc = db->eng->text(db->impl, text, 1, limit, &hits, &n, err);
+  for (i = 0; rc == KOPE_OK && i < n; i++)   /* best bm25 first */
+    rc = hits[i].kind == MEM_T_CASE      ? search_case(db, &hits[i], out, err)
+         : hits[i].kind == MEM_T_JOURNAL ? search_journal(db, &hits[i], out, err)
+                                         : search_digest(db, &hits[i], out, err);
+  free(hits);
+  return rc;
+}

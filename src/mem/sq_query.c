@@ -1,0 +1,426 @@
+/*
+ * SQLite engine: retrieval queries. The best Cases of one label under
+ * exact filters (served by the rank indexes of case_scores, one cached
+ * statement per combination of filters), bm25 full-text search with FTS5,
+ * failures sharing an error signature, and the Case that fixed a failure.
+ *
+ * Free text is turned into an FTS5 query of quoted terms, so no text can
+ * inject query syntax. There is one index (mem_fts) over Cases, Journals
+ * and digests. bm25 costs 1.5-3 microseconds for every row it scores, so
+ * a relevance query (OR of terms) is kept within a row budget: stopwords
+ * are dropped, each term's matching rows are counted (up to a cap; FTS5
+ * walks rowids and stops; counts are cached per handle), and the rarest
+ * terms are OR-ed while their rows fit; common words carry little bm25
+ * weight anyway. When even the rarest term matches more rows than the
+ * budget, bm25 ranks its newest budget-many matches (recent experience
+ * first). Search for the CLI (AND of all terms) is not limited.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mem/sq.h"
+
+#define MAX_TERMS 10     /* distinct non-stopword terms considered */
+#define OR_TERMS 6       /* terms OR-ed into one relevance query */
+#define ROW_BUDGET 120   /* rows bm25 may score per query */
+#define PROBE_CAP 5000   /* matching rows counted per term (to find the rarest) */
+
+/* ---- exact filters ---------------------------------------------------- */
+
+/* The rank indexes hold rank_ix, which may lag the exact rank by up to
+ * SQ_RANK_SLACK of itself (so adding a Case does not rewrite index entries
+ * all the way up its lineage). Top-k stays exact: rows are read in
+ * (rank_ix, id) descending order and kept by exact (rank, id); reading
+ * stops once k are kept and the next row's rank cannot exceed
+ * rank_ix * (1 + slack), which is below the k-th kept rank (a rank_ix of 0
+ * is exact, and ties then fall in id order). */
+
+static unsigned top_slot(unsigned mask)
+{
+  return (mask & 63u) | ((mask >> 7) << 6);   /* label (bit 6) is bound apart */
+}
+
+static sqlite3_stmt *top_stmt(sq *s, const kope_mem_filter *f, unsigned *mask, kope_err *err)
+{
+  kope_buf sql;
+  sqlite3_stmt *st;
+  unsigned slot;
+  int rc;
+
+  kope_buf_init(&sql, 0);
+  kope_buf_puts(&sql, "SELECT s.id, s.rank, s.rank_ix FROM case_scores s");
+  if (f->verdict || f->session_id)
+    kope_buf_puts(&sql, " JOIN cases c ON c.id = s.id");
+  kope_buf_puts(&sql, " WHERE s.label = ?10");
+  *mask = sq_filter_sql(f, &sql);
+  kope_buf_puts(&sql, " ORDER BY s.rank_ix DESC, s.id DESC");
+  slot = top_slot(*mask);
+  if ((st = s->top[slot]) != NULL) {
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+  } else if ((rc = sqlite3_prepare_v3(s->h, sql.data, -1, SQLITE_PREPARE_PERSISTENT, &st,
+                                      NULL)) != SQLITE_OK) {
+    sq_fail(s, rc, "preparing retrieval", err);
+    st = NULL;
+  } else {
+    s->top[slot] = st;
+  }
+  kope_buf_release(&sql);
+  return st;
+}
+
+typedef struct ranked {
+  int64_t id;
+  double rank;
+} ranked;
+
+/* The retrieval order: d * c descending, then newer first. */
+static int better(ranked a, ranked b)
+{
+  return a.rank > b.rank || (a.rank == b.rank && a.id > b.id);
+}
+
+/* Insert r into best[0..*n), kept in order, at most k long. */
+static void keep_best(ranked *best, size_t *n, size_t k, ranked r)
+{
+  size_t i;
+
+  if (*n == k && !better(r, best[k - 1]))
+    return;
+  i = *n < k ? (*n)++ : k - 1;
+  while (i > 0 && better(r, best[i - 1])) {
+    best[i] = best[i - 1];
+    i--;
+  }
+  best[i] = r;
+}
+
+static int cannot_enter(const ranked *best, size_t n, size_t k, double rank_ix)
+{
+  double bound = rank_ix + 1.001 * SQ_RANK_SLACK * rank_ix;
+
+  return n == k && (rank_ix == 0.0 || bound < best[k - 1].rank);
+}
+
+int sq_top(void *impl, const kope_mem_filter *f, int label, size_t k, mem_ids *out,
+           kope_err *err)
+{
+  sq *s = impl;
+  kope_mem_filter g = *f;
+  sqlite3_stmt *st;
+  ranked *best;
+  size_t n = 0, i;
+  unsigned mask;
+  int rc;
+
+  g.label = NULL;
+  if (k == 0)
+    return KOPE_OK;
+  if (!(best = calloc(k, sizeof *best)))
+    return kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  if (!(st = top_stmt(s, &g, &mask, err))) {
+    free(best);
+    return SQ_ERRCODE(err);
+  }
+  sq_filter_bind(st, &g, mask);
+  sqlite3_bind_int(st, 10, label);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    ranked r = {sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1)};
+    if (cannot_enter(best, n, k, sqlite3_column_double(st, 2))) {
+      rc = SQLITE_DONE;
+      break;
+    }
+    keep_best(best, &n, k, r);
+  }
+  sqlite3_reset(st);
+  for (i = 0; i < n; i++)
+    mem_ids_push(out, best[i].id);
+  free(best);
+  return rc == SQLITE_DONE ? KOPE_OK : sq_fail(s, rc, "retrieving Cases", err);
+}
+
+/* ---- full text ---------------------------------------------------------- */
+
+typedef struct term {
+  const char *w;
+  int64_t df;   /* matching rows, counted up to PROBE_CAP */
+} term;
+
+static int is_stopword(const char *w)
+{
+  static const char *const stop[] = {
+    "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "in",
+    "into", "is", "it", "its", "of", "on", "or", "that", "the", "then", "this", "to", "was",
+    "were", "will", "with", "we", "our", "uses", "use", "using", "than", "so", "if", NULL};
+  size_t i;
+
+  for (i = 0; stop[i]; i++)
+    if (!strcmp(w, stop[i]))
+      return 1;
+  return 0;
+}
+
+static int cmp_df(const void *a, const void *b)
+{
+  const term *x = a, *y = b;
+  return (x->df > y->df) - (x->df < y->df);
+}
+
+static sq_df *df_slot(sq *s, const char *w)
+{
+  uint32_t h = 2166136261u;
+  const unsigned char *p;
+
+  if (!s->df && !(s->df = calloc(SQ_DF_SLOTS, sizeof *s->df)))
+    return NULL;
+  for (p = (const unsigned char *)w; *p; p++)
+    h = (h ^ *p) * 16777619u;
+  return &s->df[h % SQ_DF_SLOTS];
+}
+
+/* Run a one-integer statement over a MATCH expression and a limit. */
+static int match_int(sq *s, int which, const char *q, int64_t lim, int64_t *v, kope_err *err)
+{
+  sqlite3_stmt *st = sq_stmt(s, which, err);
+  int rc;
+
+  *v = 0;
+  if (!st)
+    return SQ_ERRCODE(err);
+  sq_bind_text(st, 1, q);
+  sqlite3_bind_int64(st, 2, lim);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW)
+    *v = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  return rc == SQLITE_ROW || rc == SQLITE_DONE ? KOPE_OK : sq_fail(s, rc, "searching", err);
+}
+
+/* Matching rows of one term, capped; cached while positive (a term not
+ * seen yet may appear with the next insert). */
+static int doc_freq(sq *s, const char *w, int64_t *df, kope_err *err)
+{
+  sq_df *slot = df_slot(s, w);
+  double now = kope_now();
+  char q[64];
+  int rc;
+
+  if (slot && !strcmp(slot->term, w) && now - slot->at < SQ_DF_TTL) {
+    *df = slot->df;
+    return KOPE_OK;
+  }
+  snprintf(q, sizeof q, "\"%s\"", w);
+  if ((rc = match_int(s, SQ_PROBE, q, PROBE_CAP, df, err)) != KOPE_OK)
+    return rc;
+  if (slot && *df > 0) {
+    snprintf(slot->term, sizeof slot->term, "%s", w);
+    slot->df = *df;
+    slot->at = now;
+  }
+  return KOPE_OK;
+}
+
+/* The rarest terms that occur at all, as many as fit the row budget (at
+ * least one). */
+static int pick_terms(sq *s, term *t, size_t *n, int64_t *rows, kope_err *err)
+{
+  size_t i, kept = 0;
+  int64_t total = 0;
+  int rc = KOPE_OK;
+
+  for (i = 0; i < *n && rc == KOPE_OK; i++)
+    rc = doc_freq(s, t[i].w, &t[i].df, err);
+  if (rc != KOPE_OK)
+    return rc;
+  qsort(t, *n, sizeof *t, cmp_df);
+  for (i = 0; i < *n && kept < OR_TERMS; i++) {
+    if (t[i].df == 0)
+      continue;
+    if (kept > 0 && total + t[i].df > ROW_BUDGET)
+      break;
+    total += t[i].df;
+    t[kept++] = t[i];
+  }
+  *n = kept;
+  *rows = total;
+  return KOPE_OK;
+}
+
+/* The MATCH expression (NULL when no term is left) and the lowest rowid
+ * to score: when even the rarest term matches more rows than the budget,
+ * only its newest ROW_BUDGET matches are ranked. */
+static char *build_query(sq *s, const char *text, int all_terms, int64_t *lo, int *rc,
+                         kope_err *err)
+{
+  char words[MAX_TERMS * 2][48];
+  term t[MAX_TERMS];
+  size_t nw = mem_terms(text, words, MAX_TERMS * 2), n = 0, i;
+  int64_t rows = 0;
+  kope_buf q;
+  char *out;
+
+  *rc = KOPE_OK;
+  *lo = 0;
+  for (i = 0; i < nw && n < MAX_TERMS; i++)
+    if (!is_stopword(words[i]) || all_terms)
+      t[n++].w = words[i];
+  if (!all_terms && (*rc = pick_terms(s, t, &n, &rows, err)) != KOPE_OK)
+    return NULL;
+  if (n == 0)
+    return NULL;
+  kope_buf_init(&q, 0);
+  for (i = 0; i < n; i++)   /* terms hold only word characters: quoting is safe */
+    kope_buf_printf(&q, "%s\"%s\"", i ? (all_terms ? " AND " : " OR ") : "", t[i].w);
+  out = kope_buf_steal(&q);
+  if (!all_terms && rows > ROW_BUDGET)
+    *rc = match_int(s, SQ_WINDOW, out, ROW_BUDGET, lo, err);
+  return out;
+}
+
+static int push_hit(mem_hit **hits, size_t *n, size_t *cap, mem_hit h)
+{
+  if (*n == *cap) {
+    size_t c = *cap ? 2 * *cap : 32;
+    mem_hit *v = realloc(*hits, c * sizeof *v);
+    if (!v)
+      return -1;
+    *hits = v;
+    *cap = c;
+  }
+  (*hits)[(*n)++] = h;
+  return 0;
+}
+
+/* Decode a mem_fts rowid (id * 4 + kind); a Journal's Case is looked up. */
+static int decode_hit(sq *s, int64_t rowid, double score, mem_hit *h, kope_err *err)
+{
+  sqlite3_stmt *st;
+  int rc;
+
+  h->kind = (int)(rowid & 3);
+  h->id = rowid >> 2;
+  h->case_id = h->kind == MEM_T_CASE ? h->id : 0;
+  h->score = score;
+  if (h->kind != MEM_T_JOURNAL)
+    return KOPE_OK;
+  if (!(st = sq_stmt(s, SQ_JOURNAL_CASE, err)))
+    return SQ_ERRCODE(err);
+  sqlite3_bind_int64(st, 1, h->id);
+  if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    h->case_id = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  return rc == SQLITE_ROW || rc == SQLITE_DONE ? KOPE_OK : sq_fail(s, rc, "searching", err);
+}
+
+static int collect_hits(sq *s, sqlite3_stmt *st, mem_hit **hits, size_t *n, kope_err *err)
+{
+  mem_ids rows = {0};
+  double *scores = NULL;
+  size_t cap = 0, i;
+  int rc;
+
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {   /* read all, then decode */
+    double *ns = realloc(scores, (rows.n + 1) * sizeof *ns);
+    if (!ns || mem_ids_push(&rows, sqlite3_column_int64(st, 0)) != 0) {
+      free(ns ? ns : scores);
+      scores = NULL;
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    scores = ns;
+    scores[rows.n - 1] = sqlite3_column_double(st, 1);
+  }
+  sqlite3_reset(st);
+  rc = rc == SQLITE_DONE ? KOPE_OK : sq_fail(s, rc, "searching", err);
+  for (i = 0; rc == KOPE_OK && i < rows.n; i++) {
+    mem_hit h;
+    if ((rc = decode_hit(s, rows.v[i], scores[i], &h, err)) == KOPE_OK &&
+        push_hit(hits, n, &cap, h) != 0)
+      rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  }
+  mem_ids_release(&rows);
+  free(scores);
+  return rc;
+}
+
+int sq_text(void *impl, const char *text, int all_terms, size_t limit, mem_hit **hits,
+            size_t *n, kope_err *err)
+{
+  sq *s = impl;
+  sqlite3_stmt *st;
+  int64_t lo = 0;
+  int rc = sq_fts_sync(s, err);
+  char *q = rc == KOPE_OK ? build_query(s, text, all_terms, &lo, &rc, err) : NULL;
+
+  *hits = NULL;
+  *n = 0;
+  if (q && rc == KOPE_OK && !(st = sq_stmt(s, SQ_FTS, err)))
+    rc = SQ_ERRCODE(err);
+  else if (q && rc == KOPE_OK) {
+    sq_bind_text(st, 1, q);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+    sqlite3_bind_int64(st, 3, lo);
+    rc = collect_hits(s, st, hits, n, err);
+  }
+  free(q);
+  return rc;
+}
+
+/* ---- error-driven ------------------------------------------------------- */
+
+int sq_err_cases(void *impl, const char *sig, const kope_mem_filter *f, size_t limit,
+                 mem_ids *out, kope_err *err)
+{
+  sq *s = impl;
+  kope_mem_filter g = *f;
+  sqlite3_stmt *st = NULL;
+  kope_buf sql;
+  unsigned mask;
+  int rc;
+
+  g.label = NULL;
+  kope_buf_init(&sql, 0);
+  kope_buf_puts(&sql, "SELECT c.id FROM cases c JOIN case_scores s ON s.id = c.id "
+                      "WHERE c.err_sig = ?10");
+  mask = sq_filter_sql(&g, &sql);
+  kope_buf_puts(&sql, " ORDER BY c.id DESC LIMIT ?11");
+  rc = sqlite3_prepare_v2(s->h, sql.data, -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    sq_filter_bind(st, &g, mask);
+    sq_bind_text(st, 10, sig);
+    sqlite3_bind_int64(st, 11, (sqlite3_int64)limit);
+  }
+  while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    mem_ids_push(out, sqlite3_column_int64(st, 0));
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(st);
+  kope_buf_release(&sql);
+  return rc == SQLITE_DONE ? KOPE_OK : sq_fail(s, rc, "matching errors", err);
+}
+
+static int first_id(sq *s, int which, int64_t id, int64_t *out, kope_err *err)
+{
+  sqlite3_stmt *st = sq_stmt(s, which, err);
+  int rc;
+
+  *out = 0;
+  if (!st)
+    return SQ_ERRCODE(err);
+  sqlite3_bind_int64(st, 1, id);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW)
+    *out = sqlite3_column_int64(st, 0);
+  sqlite3_reset(st);
+  return rc == SQLITE_ROW || rc == SQLITE_DONE ? KOPE_OK
+                                                : sq_fail(s, rc, "finding a fix", err);
+}
+
+int sq_fix_of(void *impl, int64_t failed_id, int64_t *fix_id, kope_err *err)
+{
+  int rc = first_id(impl, SQ_FIX_SUCC, failed_id, fix_id, err);
+
+  if (rc == KOPE_OK && *fix_id == 0)
+    rc = first_id(impl, SQ_FIX_NEXT, failed_id, fix_id, err);
+  return rc;
+}
