@@ -1,21 +1,28 @@
 /*
- * rms_norm — vendor baseline built from two oneDNN (2.6) primitives, since
+ * rms_norm — vendor baseline built from oneDNN (2.6) primitives, since
  * oneDNN 2.6 has no RMS-norm primitive (its layer normalization always
  * subtracts a mean unless the statistics are supplied):
  *
- *   1. reduction, algorithm norm_lp_power_p_sum with p = 2, eps = 0, over
- *      axis 1 of x [rows x cols] into v [rows x 1], with an eltwise_linear
- *      post-op (alpha = 1/cols): v[r] = mean_j x[r][j]^2 (for cols == 1,
- *      which oneDNN's reduction rejects, eltwise_square);
- *   2. layer_normalization forward_inference with use_global_stats and
+ *   1. eltwise_square: s = x * x into a [rows x cols] scratch buffer;
+ *   2. reduction_mean over axis 1: v[r] = mean_j s[r][j];
+ *   3. layer_normalization forward_inference with use_global_stats and
  *      use_scale, mean = 0 and variance = v:
  *      y = (x - 0) / sqrt(v + eps) * w, which is exactly RMS norm.
  *
- * Both read x once, like a two-pass kernel. The engine and stream are
- * created once; the primitives, memory objects and the two [rows] stat
- * buffers are cached for the last (rows, cols, eps) seen, so a repeated
- * call only rebinds the data pointers and executes. Any oneDNN error
- * aborts with a message: a baseline must never silently produce garbage.
+ * Why not one reduction with p = 2: in oneDNN 2.6 the lp-norm reduction
+ * algorithms (norm_lp_power_p_sum) only have the slow reference
+ * implementation (about 100x slower than a plain loop), while sum/mean
+ * are JIT-compiled; squaring into a scratch buffer first costs one extra
+ * write and read of the data but keeps every step on a JIT kernel. For
+ * cols == 1, which oneDNN's reduction rejects (source and destination
+ * shapes equal), step 1 writes the variance directly and step 2 is
+ * skipped.
+ *
+ * The engine and stream are created once; the primitives, memory objects,
+ * the scratch buffer and the two [rows] stat buffers are cached for the
+ * last (rows, cols, eps) seen, so a repeated call only rebinds the data
+ * pointers and executes. Any oneDNN error aborts with a message: a
+ * baseline must never silently produce garbage.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -35,17 +42,22 @@
 
 static dnnl_engine_t rms_engine;
 static dnnl_stream_t rms_stream;
-static dnnl_primitive_t rms_reduce, rms_lnorm;
-static dnnl_memory_t rms_src, rms_var2d, rms_var, rms_mean, rms_scale, rms_dst;
-static float *rms_mean_buf, *rms_var_buf;
+static dnnl_primitive_t rms_square, rms_reduce, rms_lnorm;
+static dnnl_memory_t rms_src, rms_sq, rms_var2d, rms_var, rms_mean, rms_scale, rms_dst;
+static float *rms_mean_buf, *rms_var_buf, *rms_sq_buf;
 static int64_t rms_rows = -1, rms_cols = -1;
 static float rms_eps;
 
 static void rms_release(void)
 {
-    if (!rms_reduce)
+    if (!rms_lnorm)
         return;
-    dnnl_primitive_destroy(rms_reduce);
+    dnnl_primitive_destroy(rms_square);
+    if (rms_reduce)
+        dnnl_primitive_destroy(rms_reduce);
+    if (rms_sq)
+        dnnl_memory_destroy(rms_sq);
+    free(rms_sq_buf);
     dnnl_primitive_destroy(rms_lnorm);
     dnnl_memory_destroy(rms_src);
     dnnl_memory_destroy(rms_var2d);
@@ -55,7 +67,9 @@ static void rms_release(void)
     dnnl_memory_destroy(rms_dst);
     free(rms_mean_buf);
     free(rms_var_buf);
-    rms_reduce = rms_lnorm = NULL;
+    rms_square = rms_reduce = rms_lnorm = NULL;
+    rms_sq = NULL;
+    rms_sq_buf = NULL;
 }
 
 static dnnl_primitive_t rms_make(const_dnnl_op_desc_t desc,
@@ -86,31 +100,19 @@ static void rms_setup(int64_t rows, int64_t cols, float eps)
     RMS_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&vmd, 1, vdims, dnnl_f32, dnnl_a));
     RMS_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wmd, 1, wdims, dnnl_f32, dnnl_a));
 
-    /* 1. v = mean(x^2) along axis 1. oneDNN rejects a reduction whose
-     * source and destination shapes are equal, so for cols == 1 (where
-     * the mean of one square is the square) use eltwise_square instead. */
-    if (cols == 1) {
-        dnnl_eltwise_desc_t edesc;
-        RMS_DNNL_CHECK(dnnl_eltwise_forward_desc_init(&edesc, dnnl_forward_inference,
-                                                      dnnl_eltwise_square, &xmd, 0.0f, 0.0f));
-        rms_reduce = rms_make(&edesc, NULL);
-    } else {
+    /* 1. s = x * x;  2. v = mean(s) along axis 1. */
+    dnnl_eltwise_desc_t edesc;
+    RMS_DNNL_CHECK(dnnl_eltwise_forward_desc_init(&edesc, dnnl_forward_inference,
+                                                  dnnl_eltwise_square, &xmd, 0.0f, 0.0f));
+    rms_square = rms_make(&edesc, NULL);
+    if (cols > 1) {
         dnnl_reduction_desc_t rdesc;
-        RMS_DNNL_CHECK(dnnl_reduction_desc_init(&rdesc, dnnl_reduction_norm_lp_power_p_sum,
-                                                &xmd, &v2md, 2.0f, 0.0f));
-        dnnl_post_ops_t po;
-        dnnl_primitive_attr_t attr;
-        RMS_DNNL_CHECK(dnnl_post_ops_create(&po));
-        RMS_DNNL_CHECK(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear,
-                                                    (float)(1.0 / (double)cols), 0.0f));
-        RMS_DNNL_CHECK(dnnl_primitive_attr_create(&attr));
-        RMS_DNNL_CHECK(dnnl_primitive_attr_set_post_ops(attr, po));
-        rms_reduce = rms_make(&rdesc, attr);
-        dnnl_primitive_attr_destroy(attr);
-        dnnl_post_ops_destroy(po);
+        RMS_DNNL_CHECK(dnnl_reduction_desc_init(&rdesc, dnnl_reduction_mean, &xmd,
+                                                &v2md, 0.0f, 0.0f));
+        rms_reduce = rms_make(&rdesc, NULL);
     }
 
-    /* 2. y = (x - 0) / sqrt(v + eps) * w. */
+    /* 3. y = (x - 0) / sqrt(v + eps) * w. */
     dnnl_layer_normalization_desc_t ldesc;
     RMS_DNNL_CHECK(dnnl_layer_normalization_forward_desc_init(
         &ldesc, dnnl_forward_inference, &xmd, &vmd, eps,
@@ -119,13 +121,17 @@ static void rms_setup(int64_t rows, int64_t cols, float eps)
 
     rms_mean_buf = calloc((size_t)rows, sizeof(float));
     rms_var_buf = malloc((size_t)rows * sizeof(float));
-    if (!rms_mean_buf || !rms_var_buf) {
+    if (cols > 1)
+        rms_sq_buf = malloc((size_t)rows * (size_t)cols * sizeof(float));
+    if (!rms_mean_buf || !rms_var_buf || (cols > 1 && !rms_sq_buf)) {
         fprintf(stderr, "rms_norm vendor: out of memory\n");
         abort();
     }
     RMS_DNNL_CHECK(dnnl_memory_create(&rms_src, &xmd, rms_engine, DNNL_MEMORY_NONE));
     RMS_DNNL_CHECK(dnnl_memory_create(&rms_dst, &xmd, rms_engine, DNNL_MEMORY_NONE));
     RMS_DNNL_CHECK(dnnl_memory_create(&rms_scale, &wmd, rms_engine, DNNL_MEMORY_NONE));
+    if (cols > 1)
+        RMS_DNNL_CHECK(dnnl_memory_create(&rms_sq, &xmd, rms_engine, rms_sq_buf));
     RMS_DNNL_CHECK(dnnl_memory_create(&rms_var2d, &v2md, rms_engine, rms_var_buf));
     RMS_DNNL_CHECK(dnnl_memory_create(&rms_var, &vmd, rms_engine, rms_var_buf));
     RMS_DNNL_CHECK(dnnl_memory_create(&rms_mean, &vmd, rms_engine, rms_mean_buf));
@@ -142,8 +148,14 @@ void rms_norm(const float *x, const float *w, float *y, int64_t rows,
     RMS_DNNL_CHECK(dnnl_memory_set_data_handle(rms_src, (void *)x));
     RMS_DNNL_CHECK(dnnl_memory_set_data_handle(rms_scale, (void *)w));
     RMS_DNNL_CHECK(dnnl_memory_set_data_handle(rms_dst, y));
-    dnnl_exec_arg_t rargs[2] = {{DNNL_ARG_SRC, rms_src}, {DNNL_ARG_DST, rms_var2d}};
-    RMS_DNNL_CHECK(dnnl_primitive_execute(rms_reduce, rms_stream, 2, rargs));
+    /* For cols == 1 the squares are the variances: write them directly. */
+    dnnl_exec_arg_t sargs[2] = {{DNNL_ARG_SRC, rms_src},
+                                {DNNL_ARG_DST, rms_reduce ? rms_sq : rms_var2d}};
+    RMS_DNNL_CHECK(dnnl_primitive_execute(rms_square, rms_stream, 2, sargs));
+    if (rms_reduce) {
+        dnnl_exec_arg_t rargs[2] = {{DNNL_ARG_SRC, rms_sq}, {DNNL_ARG_DST, rms_var2d}};
+        RMS_DNNL_CHECK(dnnl_primitive_execute(rms_reduce, rms_stream, 2, rargs));
+    }
     dnnl_exec_arg_t largs[5] = {{DNNL_ARG_SRC, rms_src},
                                 {DNNL_ARG_MEAN, rms_mean},
                                 {DNNL_ARG_VARIANCE, rms_var},
