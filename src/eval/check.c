@@ -241,6 +241,18 @@ static void rms_part(void *vctx, int64_t lo, int64_t hi, int part)
   double s = 0.0;
   int64_t j, k = 0;
 
+  if (c->a->dtype == KOPE_F32) {
+    const float *e = (const float *)(const void *)c->e;
+    for (j = lo; j < hi; j++) {
+      double x = e[j];
+      int fin = isfinite(x);
+      s += fin ? x * x : 0.0;
+      k += fin;
+    }
+    c->sum[part] = s;
+    c->count[part] = k;
+    return;
+  }
   for (j = lo; j < hi; j++) {
     double x = get_f(c->e, c->a->dtype, j);
     if (isfinite(x)) {
@@ -291,6 +303,23 @@ static int is_poison(kope_dtype t, const unsigned char *p, int64_t j, uint64_t t
   return !memcmp(p + (size_t)j * kope_dtype_size(t), ref, kope_dtype_size(t));
 }
 
+/* f32 fast path: finite values within tolerance pass here; anything else
+ * (NaN, Inf, out of tolerance) goes through elem_ok. */
+static int64_t fail_f32(cmp_ctx *c, int64_t j, int64_t hi, double *worst)
+{
+  const float *g = (const float *)(const void *)c->g, *e = (const float *)(const void *)c->e;
+  double base = c->a->atol + c->a->nrtol * c->rms, rtol = c->a->rtol, w = *worst;
+
+  for (; j < hi; j++) {
+    double d = fabs((double)g[j] - (double)e[j]);
+    if (!(d <= base + rtol * fabs((double)e[j])) || !isfinite(d))
+      break;
+    w = d > w ? d : w;
+  }
+  *worst = w;
+  return j;
+}
+
 static void fail_part(void *vctx, int64_t lo, int64_t hi, int part)
 {
   cmp_ctx *c = vctx;
@@ -298,6 +327,8 @@ static void fail_part(void *vctx, int64_t lo, int64_t hi, int part)
   int64_t j, first = -1;
 
   for (j = lo; j < hi && first < 0; j++) {
+    if (c->a->dtype == KOPE_F32 && (j = fail_f32(c, j, hi, &worst)) >= hi)
+      break;
     double err, ev = get_f(c->e, c->a->dtype, j);
     /* where the reference gives NaN, the poison NaN must still be gone */
     if (!elem_ok(c->a, ev, get_f(c->g, c->a->dtype, j), c->rms, &err) ||
