@@ -47,7 +47,7 @@ expect_eq "geomean speedup positive" "$(json_get "d['speedup_ref'] > 0")" "True"
 expect_eq "harness version recorded" "$(json_get "d['harness_version']")" "kope-eval-1"
 expect_eq "isolation reported" "$(json_get "'readonly_inputs' in d['environment']['isolation']")" "True"
 
-# Timing sees a slow kernel as slow: 200x the work on n=65537 (case 5).
+# Timing sees a slow kernel as slow: 2000x the work on n=65537 (case 5).
 expect_exit 0 "slow but correct kernel" -- "$KOPE" eval relu "$K/relu_slow.c" --ops-dir "$OPS" \
   --json --budget 0.02 --rounds 5 --seeds 1
 expect_eq "slow kernel measured slower than the reference" \
