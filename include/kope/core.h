@@ -74,6 +74,10 @@ char *kope_strdup(const char *s);
 char *kope_strndup(const char *s, size_t n);
 char *kope_sprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A byte count for people: "48 KiB", "2 MiB", "1.5 MiB", "512 B", or
+ * "unknown" when n <= 0. */
+void kope_format_bytes(long n, char *buf, size_t size);
+
 /* SHA-256 of data as 64 hex characters plus NUL in out. */
 void kope_sha256_hex(const void *data, size_t len, char out[65]);
 

@@ -43,6 +43,20 @@ char *kope_sprintf(const char *fmt, ...)
   return kope_buf_steal(&b);
 }
 
+void kope_format_bytes(long n, char *buf, size_t size)
+{
+  if (n <= 0)
+    snprintf(buf, size, "unknown");
+  else if (n % (1024L * 1024L) == 0)
+    snprintf(buf, size, "%ld MiB", n / (1024L * 1024L));
+  else if (n >= 1024L * 1024L)
+    snprintf(buf, size, "%.1f MiB", (double)n / (1024.0 * 1024.0));
+  else if (n % 1024L == 0)
+    snprintf(buf, size, "%ld KiB", n / 1024L);
+  else
+    snprintf(buf, size, "%ld B", n);
+}
+
 char *kope_path_join(const char *a, const char *b)
 {
   size_t la = strlen(a);

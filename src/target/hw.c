@@ -892,21 +892,6 @@ json_t *kope_hw_to_json(const kope_hw *hw)
   return o;
 }
 
-/* "48 KiB", "2 MiB", "260 MiB" or "unknown". */
-static void hw_format_bytes(long n, char *buf, size_t size)
-{
-  if (n <= 0)
-    snprintf(buf, size, "unknown");
-  else if (n % (1024L * 1024L) == 0)
-    snprintf(buf, size, "%ld MiB", n / (1024L * 1024L));
-  else if (n >= 1024L * 1024L)
-    snprintf(buf, size, "%.1f MiB", (double)n / (1024.0 * 1024.0));
-  else if (n % 1024L == 0)
-    snprintf(buf, size, "%ld KiB", n / 1024L);
-  else
-    snprintf(buf, size, "%ld B", n);
-}
-
 static void hw_describe_roofline(const kope_hw *hw, kope_buf *b)
 {
   double ridge;
@@ -932,9 +917,9 @@ char *kope_hw_describe(const kope_hw *hw)
 
   if (!hw)
     return NULL;
-  hw_format_bytes(hw->cache[1], l1, sizeof l1);
-  hw_format_bytes(hw->cache[2], l2, sizeof l2);
-  hw_format_bytes(hw->cache[3], l3, sizeof l3);
+  kope_format_bytes(hw->cache[1], l1, sizeof l1);
+  kope_format_bytes(hw->cache[2], l2, sizeof l2);
+  kope_format_bytes(hw->cache[3], l3, sizeof l3);
   kope_buf_init(&b, 0);
   kope_buf_printf(&b,
       "**Target hardware.** %s, %d physical core%s / %d thread%s. SIMD: %s. "

@@ -88,20 +88,6 @@ static int hw_parse(int argc, char **argv, struct hw_opts *o)
   return -1;
 }
 
-static void hw_format_bytes(long n, char *buf, size_t size)
-{
-  if (n <= 0)
-    snprintf(buf, size, "unknown");
-  else if (n % (1024L * 1024L) == 0)
-    snprintf(buf, size, "%ld MiB", n / (1024L * 1024L));
-  else if (n >= 1024L * 1024L)
-    snprintf(buf, size, "%.1f MiB", (double)n / (1024.0 * 1024.0));
-  else if (n % 1024L == 0)
-    snprintf(buf, size, "%ld KiB", n / 1024L);
-  else
-    snprintf(buf, size, "%ld B", n);
-}
-
 static void hw_row(const char *key, const char *value)
 {
   printf("%-10s %s\n", key, value);
@@ -114,7 +100,7 @@ static void hw_print_caches(const kope_hw *hw)
   int lv;
 
   for (lv = 1; lv <= 3; lv++) {
-    hw_format_bytes(kope_hw_cache_bytes(hw, lv), buf, sizeof buf);
+    kope_format_bytes(kope_hw_cache_bytes(hw, lv), buf, sizeof buf);
     hw_row(names[lv - 1], buf);
   }
 }
