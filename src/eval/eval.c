@@ -316,10 +316,11 @@ static int call_once(kope_evaluator *ev, kope_worker *w, size_t c)
   return kope_worker_command(w, &cmd, ev->o.timeout_s, NULL);
 }
 
-static int baseline_failed(kope_evaluator *ev, const char *who, int st, kope_err *err)
+static int baseline_failed(kope_evaluator *ev, const kope_worker *w, const char *who, int st,
+                           kope_err *err)
 {
   return kope_err_set(err, KOPE_EINTERNAL, "the %s worker of %s failed (state %d): %s", who,
-                      kope_op_name(ev->op), st, ev->refw.log.data ? ev->refw.log.data : "");
+                      kope_op_name(ev->op), st, w->log.data ? w->log.data : "");
 }
 
 /* One seed of one case. Returns 0 pass, -1 candidate rejected, else an
@@ -336,7 +337,7 @@ static int check_seed(kope_evaluator *ev, kope_worker *cand, kope_region *out, s
   h0 = kope_eval_hash(ev->in.base, l->in_size);
   kope_eval_poison(ev->op, &ev->binds[c], l, out->base, trial);
   if ((st = call_once(ev, &ev->refw, c)) != KOPE_WORKER_OK)
-    return baseline_failed(ev, "reference", st, err);
+    return baseline_failed(ev, &ev->refw, "reference", st, err);
   if ((st = call_once(ev, cand, c)) != KOPE_WORKER_OK) {
     snprintf(when, sizeof when, "during case %zu, seed %d", c, s);
     worker_failure(r, cand, st, when);
@@ -361,7 +362,7 @@ static int check_all(kope_evaluator *ev, kope_worker *cand, kope_region *out, ko
   for (c = 0; c < ev->ncases; c++) {
     progress(ev, "checking case %zu/%zu", c + 1, ev->ncases);
     if ((st = map_case(ev, &ev->refw, c)) != KOPE_WORKER_OK)
-      return baseline_failed(ev, "reference", st, err);
+      return baseline_failed(ev, &ev->refw, "reference", st, err);
     if ((st = map_case(ev, cand, c)) != KOPE_WORKER_OK) {
       worker_failure(r, cand, st, "while mapping buffers");
       return -1;
@@ -380,9 +381,10 @@ static int time_all(kope_evaluator *ev, kope_worker *cand, kope_report *r, kope_
 
   for (c = 0; c < ev->ncases; c++) {
     progress(ev, "timing case %zu/%zu", c + 1, ev->ncases);
-    if ((st = map_case(ev, &ev->refw, c)) != KOPE_WORKER_OK ||
-        (ev->has_vendor && (st = map_case(ev, &ev->venw, c)) != KOPE_WORKER_OK))
-      return baseline_failed(ev, "baseline", st, err);
+    if ((st = map_case(ev, &ev->refw, c)) != KOPE_WORKER_OK)
+      return baseline_failed(ev, &ev->refw, "reference", st, err);
+    if (ev->has_vendor && (st = map_case(ev, &ev->venw, c)) != KOPE_WORKER_OK)
+      return baseline_failed(ev, &ev->venw, "vendor", st, err);
     if ((st = map_case(ev, cand, c)) != KOPE_WORKER_OK) {
       worker_failure(r, cand, st, "while mapping buffers");
       return -1;

@@ -373,7 +373,7 @@ static int check_expr(kope_op *op, const char *expr, const char *field, kope_err
 static int parse_args(kope_op *op, json_t *root, kope_err *err)
 {
   json_t *args = json_object_get(root, "args"), *v;
-  size_t i, nin = 0, nout = 0;
+  size_t i, nout = 0;
   int rc;
   char f[64];
 
@@ -391,12 +391,10 @@ static int parse_args(kope_op *op, json_t *root, kope_err *err)
       snprintf(f, sizeof f, "args[%zu].name", i);
       return bad(op, err, f, "duplicate argument name '%s'", a->name);
     }
-    nin += a->role == KOPE_ROLE_IN;
     nout += a->role == KOPE_ROLE_OUT;
   }
   if (nout == 0)
     return bad(op, err, "args", "at least one argument with role \"out\" is needed");
-  (void)nin;
   for (i = 0; i < op->nargs; i++) {
     kope_arg *a = &op->args[i];
     for (int d = 0; d < a->rank; d++) {

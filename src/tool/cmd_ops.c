@@ -162,13 +162,15 @@ static void print_show(const kope_op *op, json_t *knobs)
     free(l);
   }
   printf("\nseed knobs (%s):\n", kope_op_seed_path(op));
-  json_array_foreach(knobs, i, k)
+  json_array_foreach(knobs, i, k) {
+    char *vals = json_dumps(json_object_get(k, "values"), JSON_COMPACT);
     printf("  %-16s layer=%-11s value=%-6s values=%s  %s\n",
            json_string_value(json_object_get(k, "name")),
            json_string_value(json_object_get(k, "layer")),
-           json_string_value(json_object_get(k, "value")),
-           json_dumps(json_object_get(k, "values"), JSON_COMPACT),
+           json_string_value(json_object_get(k, "value")), vals ? vals : "[]",
            json_string_value(json_object_get(k, "description")));
+    free(vals);
+  }
   printf("\nvendor baseline: %s\n", kope_op_vendor_path(op) ? kope_op_vendor_name(op) : "none");
   free(proto);
 }
