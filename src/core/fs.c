@@ -189,8 +189,13 @@ double kope_now(void)
 char *kope_home_dir(void)
 {
   const char *h = getenv("KOPE_HOME");
+  char cwd[4096];
 
-  if (h && *h)
+  if (!h || !*h)
+    h = ".kope";
+  /* Compilers and workers run in their own directories, so a relative
+   * home is made absolute against the current directory here. */
+  if (h[0] == '/' || !getcwd(cwd, sizeof cwd))
     return kope_strdup(h);
-  return kope_strdup(".kope");
+  return kope_path_join(cwd, h);
 }

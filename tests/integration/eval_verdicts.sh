@@ -36,6 +36,11 @@ if [ "$took" -le 12 ]; then ok "timeout enforced quickly (${took}s)"; else not_o
 if pgrep -f "kope-eval-.*/worker" >/dev/null; then not_ok "a worker survived"; else ok "no worker left behind"; fi
 
 verdict relu_printf.c 0 correct "correct"
+# The default home is the relative ".kope": compilers run elsewhere, so it
+# must still work when KOPE_HOME is unset and the cwd is arbitrary.
+mkdir -p "$T/cwd"
+expect_exit 0 "default relative home" -- env -u KOPE_HOME -C "$T/cwd" "$KOPE" eval relu \
+  "$OPS/relu/seed.c" --ops-dir "$OPS" --no-timing
 verdict relu_openmp.c 0 correct "correct"
 
 # The seed kernel with timing: speedups, CIs and raw samples are reported.
