@@ -231,7 +231,7 @@ typedef struct cmp_ctx {
   const unsigned char *g, *e;
   double rms;
   uint64_t trial;
-  double sum[KOPE_PAR_MAX], worst[KOPE_PAR_MAX];
+  double sum[KOPE_PAR_MAX], worst[KOPE_PAR_MAX], wratio[KOPE_PAR_MAX];
   int64_t count[KOPE_PAR_MAX], first[KOPE_PAR_MAX];
 } cmp_ctx;
 
@@ -278,9 +278,11 @@ static double rms_of(cmp_ctx *c, int64_t n)
 }
 
 /* 1 when got passes against exp. */
-static inline int elem_ok(const kope_arg *a, double e, double g, double rms, double *err)
+static inline int elem_ok(const kope_arg *a, double e, double g, double rms, double *err,
+                          double *bound)
 {
   *err = 0.0;
+  *bound = 0.0;
   if (a->dtype == KOPE_I32 || a->dtype == KOPE_I64) {
     *err = fabs(g - e);
     return g == e;
@@ -292,7 +294,8 @@ static inline int elem_ok(const kope_arg *a, double e, double g, double rms, dou
   if (!isfinite(g))
     return 0;
   *err = fabs(g - e);
-  return *err <= a->atol + a->rtol * fabs(e) + a->nrtol * rms;
+  *bound = a->atol + a->rtol * fabs(e) + a->nrtol * rms;
+  return *err <= *bound;
 }
 
 static int is_poison(kope_dtype t, const unsigned char *p, int64_t j, uint64_t trial)
@@ -305,51 +308,61 @@ static int is_poison(kope_dtype t, const unsigned char *p, int64_t j, uint64_t t
 
 /* f32 fast path: finite values within tolerance pass here; anything else
  * (NaN, Inf, out of tolerance) goes through elem_ok. */
-static int64_t fail_f32(cmp_ctx *c, int64_t j, int64_t hi, double *worst)
+static int64_t fail_f32(cmp_ctx *c, int64_t j, int64_t hi, double *worst, double *wratio)
 {
   const float *g = (const float *)(const void *)c->g, *e = (const float *)(const void *)c->e;
-  double base = c->a->atol + c->a->nrtol * c->rms, rtol = c->a->rtol, w = *worst;
+  double base = c->a->atol + c->a->nrtol * c->rms, rtol = c->a->rtol, w = *worst, wr = *wratio;
 
   for (; j < hi; j++) {
-    double d = fabs((double)g[j] - (double)e[j]);
-    if (!(d <= base + rtol * fabs((double)e[j])) || !isfinite(d))
+    double d = fabs((double)g[j] - (double)e[j]), bound = base + rtol * fabs((double)e[j]);
+    if (!(d <= bound) || !isfinite(d))
       break;
     w = d > w ? d : w;
+    if (d > wr * bound)   /* d > 0 here, so bound > 0 */
+      wr = d / bound;
   }
   *worst = w;
+  *wratio = wr;
   return j;
 }
 
 static void fail_part(void *vctx, int64_t lo, int64_t hi, int part)
 {
   cmp_ctx *c = vctx;
-  double worst = 0.0;
+  double worst = 0.0, wratio = 0.0;
   int64_t j, first = -1;
 
   for (j = lo; j < hi && first < 0; j++) {
-    if (c->a->dtype == KOPE_F32 && (j = fail_f32(c, j, hi, &worst)) >= hi)
+    if (c->a->dtype == KOPE_F32 && (j = fail_f32(c, j, hi, &worst, &wratio)) >= hi)
       break;
-    double err, ev = get_f(c->e, c->a->dtype, j);
+    double err, bound, ev = get_f(c->e, c->a->dtype, j);
     /* where the reference gives NaN, the poison NaN must still be gone */
-    if (!elem_ok(c->a, ev, get_f(c->g, c->a->dtype, j), c->rms, &err) ||
-        (isnan(ev) && is_poison(c->a->dtype, c->g, j, c->trial)))
+    if (!elem_ok(c->a, ev, get_f(c->g, c->a->dtype, j), c->rms, &err, &bound) ||
+        (isnan(ev) && is_poison(c->a->dtype, c->g, j, c->trial))) {
       first = j;
-    else if (err > worst)
-      worst = err;
+      continue;
+    }
+    worst = err > worst ? err : worst;
+    if (err > wratio * bound)
+      wratio = err / bound;
   }
   c->first[part] = first;
   c->worst[part] = worst;
+  c->wratio[part] = wratio;
 }
 
 /* Index of the first failing element (n when none); the largest error of
- * the passing elements goes to *max_err. */
-static int64_t first_failure(cmp_ctx *c, int64_t n, double *max_err)
+ * the passing elements goes to max_err[0], the largest error as a fraction
+ * of its tolerance bound to max_err[1]. */
+static int64_t first_failure(cmp_ctx *c, int64_t n, double max_err[2])
 {
   int p, parts = kope_par_for(n, 65536, fail_part, c);
 
   for (p = 0; p < parts; p++) {
-    if (c->worst[p] > *max_err)
-      *max_err = c->worst[p];
+    if (c->worst[p] > max_err[0])
+      max_err[0] = c->worst[p];
+    if (c->wratio[p] > max_err[1])
+      max_err[1] = c->wratio[p];
     if (c->first[p] >= 0)
       return c->first[p];   /* parts are in order: the first hit is the first failure */
   }
@@ -395,7 +408,7 @@ static int check_canary(const kope_arg *a, const kope_layout *l, size_t i,
 
 int kope_eval_compare(const kope_op *op, size_t c, int s, const kope_case_bind *b,
                       const kope_layout *l, const unsigned char *got, const unsigned char *exp,
-                      uint64_t trial, kope_report *r, double *max_err)
+                      uint64_t trial, kope_report *r, double max_err[2])
 {
   size_t i;
   int64_t j;

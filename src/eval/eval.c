@@ -344,7 +344,7 @@ static int check_seed(kope_evaluator *ev, kope_worker *cand, kope_region *out, s
     return -1;
   }
   if (kope_eval_compare(ev->op, c, s, &ev->binds[c], l, out->base, ev->out_ref.base,
-                        trial, r, &r->cases[c].max_err))
+                        trial, r, r->cases[c].max_err))
     return -1;
   if (kope_eval_hash(ev->in.base, l->in_size) != h0) {
     kope_report_fail(r, KOPE_INCORRECT, "an input buffer changed during case %zu", c);

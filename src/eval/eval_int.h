@@ -35,7 +35,7 @@ typedef struct kope_case_res {
   double roof;                              /* roofline time / candidate time */
   int in_cache;                             /* working set fits in the last-level cache */
   uint32_t iters_cand, iters_ref, iters_ven;
-  double max_err;                           /* worst |got-exp| over seeds */
+  double max_err[2];                        /* worst |got-exp|, worst |got-exp|/bound */
   double flops, bytes;
 } kope_case_res;
 
@@ -88,7 +88,7 @@ void kope_eval_poison(const kope_op *op, const kope_case_bind *b, const kope_lay
 int kope_eval_compare(const kope_op *op, size_t c, int seed_index, const kope_case_bind *b,
                       const kope_layout *l, const unsigned char *got,
                       const unsigned char *exp, uint64_t trial, kope_report *r,
-                      double *max_err);
+                      double max_err[2]);
 uint64_t kope_eval_hash(const unsigned char *p, size_t n);
 
 /* timing.c */

@@ -193,8 +193,8 @@ static json_t *samples(const double *v, int n)
 static json_t *case_json(const kope_report *r, size_t c)
 {
   const kope_case_res *cr = &r->cases[c];
-  json_t *j = json_pack("{s:i, s:f, s:f, s:f}", "index", (int)c, "max_abs_error", cr->max_err,
-                        "flops", cr->flops, "bytes", cr->bytes);
+  json_t *j = json_pack("{s:i, s:f, s:f, s:f, s:f}", "index", (int)c, "max_abs_error",
+                        cr->max_err[0], "max_error_ratio", cr->max_err[1], "flops", cr->flops, "bytes", cr->bytes);
 
   if (!cr->timed)
     return j;

@@ -214,10 +214,16 @@ static void fx_outputs(fixture *f)
   }
 }
 
+static double fx_ratio;   /* worst error / bound of the last fx_compare */
+
 static int fx_compare(fixture *f, kope_report *r, double *max_err)
 {
-  return kope_eval_compare(f->op, f->c, 3, &f->b, &f->l, f->got, f->exp, f->trial, r,
-                           max_err);
+  double me[2] = {*max_err, 0.0};
+  int rc = kope_eval_compare(f->op, f->c, 3, &f->b, &f->l, f->got, f->exp, f->trial, r, me);
+
+  *max_err = me[0];
+  fx_ratio = me[1];
+  return rc;
 }
 
 static kope_report *report_new(void)
@@ -527,6 +533,7 @@ static void test_compare_tolerance(void **state)
   assert_int_equal(fx_compare(&f, r, &max_err), 0);
   assert_int_equal(r->verdict, KOPE_CORRECT);
   assert_float_equal(max_err, d, 1e-12);
+  assert_true(fx_ratio > 0.45 && fx_ratio < 0.55);   /* half the bound, in bound units */
   report_free(r);
 
   /* beyond tolerance: fails at that element */
