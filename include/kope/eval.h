@@ -84,6 +84,27 @@ int kope_evaluate_batch(kope_evaluator *ev, const char *const *sources, size_t n
  * case and seed (no timing): a baseline must be correct to be a bar. */
 kope_report *kope_evaluate_vendor(kope_evaluator *ev, kope_err *err);
 
+/* Time every later candidate also against a base kernel (normally the
+ * incumbent) in the same interleaved rounds, so "faster than the
+ * incumbent" is a side-by-side ratio, not two numbers taken at different
+ * times. The base is built as a candidate (untrusted) and only timed, not
+ * checked. source NULL removes the base. A base that does not compile is
+ * KOPE_EINPUT. */
+int kope_evaluator_set_base(kope_evaluator *ev, const char *source, kope_err *err);
+
+/* Candidate vs base over all timed cases. speedup is the geometric mean of
+ * the per-case median ratios t_base / t_cand; lo/hi the geometric means of
+ * the per-case confidence bounds; wins counts the interleaved rounds
+ * (over all cases) in which the candidate was faster, p_value the
+ * one-sided sign-test probability of at least that many wins by chance. */
+typedef struct kope_base_cmp {
+  double speedup, lo, hi;
+  int rounds, wins;
+  double p_value;
+} kope_base_cmp;
+/* 1 and *out filled when the report was timed against a base, else 0. */
+int kope_report_vs_base(const kope_report *r, kope_base_cmp *out);
+
 void kope_report_free(kope_report *r);
 kope_verdict kope_report_verdict(const kope_report *r);
 int kope_report_accepted(const kope_report *r);           /* verdict correct */

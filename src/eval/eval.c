@@ -187,8 +187,9 @@ kope_evaluator *kope_evaluator_new(const kope_op *op, const kope_eval_opts *opts
     ev->o.min_rounds = 3;
   if (ev->o.max_rounds < ev->o.min_rounds)
     ev->o.max_rounds = ev->o.min_rounds;
-  ev->in.fd = ev->out_cand.fd = ev->out_ref.fd = ev->out_ven.fd = -1;
+  ev->in.fd = ev->out_cand.fd = ev->out_ref.fd = ev->out_ven.fd = ev->out_base.fd = -1;
   ev->in.ro_fd = ev->out_cand.ro_fd = ev->out_ref.ro_fd = ev->out_ven.ro_fd = -1;
+  ev->out_base.ro_fd = -1;
   if (ev->o.timing) {
     kope_err_clear(&hwerr);
     ev->hw = kope_hw_get(ev->o.hw_cache, 0, &hwerr);   /* roofline is optional */
@@ -200,10 +201,26 @@ kope_evaluator *kope_evaluator_new(const kope_op *op, const kope_eval_opts *opts
   return ev;
 }
 
+static void drop_base(kope_evaluator *ev)
+{
+  if (!ev->has_base && !ev->base_dir)
+    return;
+  kope_worker_stop(&ev->basew);
+  kope_buf_release(&ev->basew.log);
+  kope_build_out_release(&ev->base);
+  if (ev->base_dir && !ev->o.keep_workdir)
+    kope_rmtree(ev->base_dir);
+  free(ev->base_dir);
+  ev->base_dir = NULL;
+  ev->has_base = 0;
+}
+
 void kope_evaluator_free(kope_evaluator *ev)
 {
   if (!ev)
     return;
+  drop_base(ev);
+  kope_region_release(&ev->out_base);
   kope_worker_stop(&ev->refw);
   kope_worker_stop(&ev->venw);
   kope_buf_release(&ev->refw.log);
@@ -268,6 +285,42 @@ static void build_all(kope_evaluator *ev, build_job *jobs, size_t n)
     for (k = 0; k < m; k++)
       pthread_join(th[k], NULL);
   }
+}
+
+int kope_evaluator_set_base(kope_evaluator *ev, const char *source, kope_err *err)
+{
+  build_job j;
+  int rc;
+
+  drop_base(ev);
+  if (!source)
+    return KOPE_OK;
+  memset(&j, 0, sizeof j);
+  j.ev = ev;
+  j.source = source;
+  j.dir = kope_sprintf("%s/base-%d", ev->root, ev->ncand++);
+  ev->base_dir = j.dir;
+  build_thread(&j);
+  ev->base = j.out;
+  if ((rc = j.rc) != KOPE_OK) {
+    *err = j.err;
+    goto out;
+  }
+  if (!j.out.ok) {
+    rc = kope_err_set(err, KOPE_EINPUT, "the base kernel does not compile: %s",
+                      j.out.diagnostics ? j.out.diagnostics : "");
+    goto out;
+  }
+  if (ev->out_base.fd < 0 && ((rc = kope_region_init(&ev->out_base, "kope-out-base", err)) ||
+                              (rc = kope_region_resize(&ev->out_base, ev->max_out, err))))
+    goto out;
+  if ((rc = start_worker(ev, &ev->basew, j.out.exe, strrchr(j.dir, '/') + 1,
+                         KOPE_BUILD_CANDIDATE, &ev->out_base, err)) == KOPE_OK)
+    ev->has_base = 1;
+out:
+  if (rc != KOPE_OK)
+    drop_base(ev);
+  return rc;
 }
 
 /* ---- judging one built candidate ---- */
@@ -385,6 +438,8 @@ static int time_all(kope_evaluator *ev, kope_worker *cand, kope_report *r, kope_
       return baseline_failed(ev, &ev->refw, "reference", st, err);
     if (ev->has_vendor && (st = map_case(ev, &ev->venw, c)) != KOPE_WORKER_OK)
       return baseline_failed(ev, &ev->venw, "vendor", st, err);
+    if (ev->has_base && (st = map_case(ev, &ev->basew, c)) != KOPE_WORKER_OK)
+      return baseline_failed(ev, &ev->basew, "base", st, err);
     if ((st = map_case(ev, cand, c)) != KOPE_WORKER_OK) {
       worker_failure(r, cand, st, "while mapping buffers");
       return -1;
@@ -400,7 +455,7 @@ static int time_all(kope_evaluator *ev, kope_worker *cand, kope_report *r, kope_
 static int judge(kope_evaluator *ev, build_job *j, kope_report *r, kope_err *err)
 {
   kope_worker cand;
-  double waits0 = ev->refw.wait_s + ev->venw.wait_s;
+  double waits0 = ev->refw.wait_s + ev->venw.wait_s + ev->basew.wait_s;
   int rc;
 
   if ((rc = start_worker(ev, &cand, j->out.exe, strrchr(j->dir, '/') + 1,
@@ -409,7 +464,7 @@ static int judge(kope_evaluator *ev, build_job *j, kope_report *r, kope_err *err
   rc = check_all(ev, &cand, &ev->out_cand, r, err);
   if (rc == 0 && ev->o.timing)
     rc = time_all(ev, &cand, r, err);
-  r->wait_s = cand.wait_s + ev->refw.wait_s + ev->venw.wait_s - waits0;
+  r->wait_s = cand.wait_s + ev->refw.wait_s + ev->venw.wait_s + ev->basew.wait_s - waits0;
   kope_worker_stop(&cand);
   r->log = kope_buf_steal(&cand.log);
   return rc < 0 ? KOPE_OK : rc;

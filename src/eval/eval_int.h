@@ -28,13 +28,14 @@ typedef struct kope_case_res {
   int timed;
   int nrounds;
   double s_cand[KOPE_EVAL_MAX_ROUNDS], s_ref[KOPE_EVAL_MAX_ROUNDS],
-      s_ven[KOPE_EVAL_MAX_ROUNDS];
+      s_ven[KOPE_EVAL_MAX_ROUNDS], s_base[KOPE_EVAL_MAX_ROUNDS];
   double t_cand, t_ref, t_ven;              /* medians, seconds per call */
   double sp_ref, sp_ref_lo, sp_ref_hi;      /* median of per-round ratios */
   double sp_ven, sp_ven_lo, sp_ven_hi;
+  double t_base, sp_base, sp_base_lo, sp_base_hi;   /* vs the base kernel, if any */
   double roof;                              /* roofline time / candidate time */
   int in_cache;                             /* working set fits in the last-level cache */
-  uint32_t iters_cand, iters_ref, iters_ven;
+  uint32_t iters_cand, iters_ref, iters_ven, iters_base;
   double max_err[2];                        /* worst |got-exp|, worst |got-exp|/bound */
   double flops, bytes;
 } kope_case_res;
@@ -53,6 +54,8 @@ struct kope_report {
   int has_vendor;
   char *vendor_name;
   double sp_ref, sp_ven, roof;
+  int has_base;               /* timed against a base kernel too */
+  kope_base_cmp base;
   double compile_s, total_s, wait_s, overhead_s;
   int seeds;
   uint64_t eval_seed;
@@ -65,10 +68,11 @@ struct kope_evaluator {
   kope_target *t;
   kope_hw *hw;
   char *root;                          /* scratch directory of this evaluator */
-  kope_build_out ref, ven;
-  int has_vendor;
-  kope_worker refw, venw;
-  kope_region in, out_cand, out_ref, out_ven;
+  kope_build_out ref, ven, base;
+  int has_vendor, has_base;
+  char *base_dir;                      /* build/work directory of the base kernel */
+  kope_worker refw, venw, basew;
+  kope_region in, out_cand, out_ref, out_ven, out_base;
   size_t ncases;
   kope_case_bind binds[KOPE_EVAL_MAX_CASES];
   kope_layout lay[KOPE_EVAL_MAX_CASES];

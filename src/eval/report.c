@@ -25,6 +25,7 @@ kope_report *kope_report_new(const kope_evaluator *ev)
   r->op_name = kope_strdup(kope_op_name(ev->op));
   r->ncases = ev->ncases;
   r->has_vendor = ev->has_vendor;
+  r->has_base = ev->has_base && ev->o.timing;
   r->vendor_name = kope_strdup(ev->has_vendor ? kope_op_vendor_name(ev->op) : "");
   r->seeds = ev->o.seeds;
   r->eval_seed = ev->o.seed ? ev->o.seed : kope_rng_os_seed();
@@ -43,6 +44,42 @@ void kope_report_fail(kope_report *r, kope_verdict v, const char *fmt, ...)
   va_end(ap);
 }
 
+/* One-sided sign test: P(X >= k) for X ~ Binomial(n, 1/2). */
+static double sign_test_p(int n, int k)
+{
+  double p = 0.0;
+  int i;
+
+  for (i = k; i <= n; i++)
+    p += exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * log(2.0));
+  return p > 1.0 ? 1.0 : p;
+}
+
+static void base_stats(kope_report *r)
+{
+  double s[KOPE_EVAL_MAX_CASES], lo[KOPE_EVAL_MAX_CASES], hi[KOPE_EVAL_MAX_CASES];
+  size_t c, n = 0;
+  int k;
+
+  memset(&r->base, 0, sizeof r->base);
+  for (c = 0; c < r->ncases; c++) {
+    const kope_case_res *cr = &r->cases[c];
+    if (!cr->timed)
+      continue;
+    s[n] = cr->sp_base;
+    lo[n] = cr->sp_base_lo;
+    hi[n++] = cr->sp_base_hi;
+    for (k = 0; k < cr->nrounds; k++) {
+      r->base.rounds++;
+      r->base.wins += cr->s_cand[k] < cr->s_base[k];
+    }
+  }
+  r->base.speedup = kope_geomean(s, n);
+  r->base.lo = kope_geomean(lo, n);
+  r->base.hi = kope_geomean(hi, n);
+  r->base.p_value = sign_test_p(r->base.rounds, r->base.wins);
+}
+
 static void geomeans(kope_report *r)
 {
   double sr[KOPE_EVAL_MAX_CASES] = {0}, sv[KOPE_EVAL_MAX_CASES] = {0},
@@ -59,6 +96,10 @@ static void geomeans(kope_report *r)
       rf[nr++] = r->cases[c].roof;
     n++;
   }
+  if (r->has_base && n)
+    base_stats(r);
+  else
+    r->has_base = 0;
   r->sp_ref = kope_geomean(sr, n);
   r->sp_ven = r->has_vendor ? kope_geomean(sv, n) : 0.0;
   /* the DRAM roofline bounds only cases that do not fit in cache */
@@ -132,6 +173,14 @@ void kope_report_free(kope_report *r)
   free(r->op_name);
   free(r->vendor_name);
   free(r);
+}
+
+int kope_report_vs_base(const kope_report *r, kope_base_cmp *out)
+{
+  if (!r->has_base)
+    return 0;
+  *out = r->base;
+  return 1;
 }
 
 kope_verdict kope_report_verdict(const kope_report *r) { return r->verdict; }
@@ -216,6 +265,13 @@ static json_t *case_json(const kope_report *r, size_t c)
     json_object_set_new(json_object_get(j, "samples"), "vendor",
                         samples(cr->s_ven, cr->nrounds));
   }
+  if (r->has_base) {
+    json_object_set_new(json_object_get(j, "seconds"), "base", json_real(cr->t_base));
+    json_object_set_new(j, "speedup_base", json_pack("{s:f, s:f, s:f}", "median", cr->sp_base,
+                                                     "ci_lo", cr->sp_base_lo, "ci_hi",
+                                                     cr->sp_base_hi));
+    json_object_set_new(json_object_get(j, "samples"), "base", samples(cr->s_base, cr->nrounds));
+  }
   json_object_set_new(j, "roofline_fraction", json_real(cr->roof));
   json_object_set_new(j, "in_cache", json_boolean(cr->in_cache));
   return j;
@@ -239,6 +295,11 @@ json_t *kope_report_to_json(const kope_report *r)
   json_object_set_new(j, "speedup_vendor", r->has_vendor ? json_real(r->sp_ven) : json_null());
   json_object_set_new(j, "vendor", r->has_vendor ? json_string(r->vendor_name) : json_null());
   json_object_set_new(j, "roofline_fraction", json_real(r->roof));
+  json_object_set_new(j, "vs_base", !r->has_base ? json_null() :
+                      json_pack("{s:f, s:f, s:f, s:i, s:i, s:f}", "speedup", r->base.speedup,
+                                "ci_lo", r->base.lo, "ci_hi", r->base.hi, "rounds",
+                                r->base.rounds, "wins", r->base.wins, "p_value",
+                                r->base.p_value));
   json_object_set_new(j, "cases", cases);
   json_object_set_new(j, "timing", json_pack("{s:f, s:f, s:f, s:f}", "compile_s", r->compile_s,
                                              "total_s", r->total_s, "worker_s", r->wait_s,

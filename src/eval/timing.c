@@ -1,7 +1,7 @@
 /*
  * Timing: after all cases are correct, each case is timed in interleaved
- * rounds of candidate, reference and vendor (order alternating every
- * round to cancel drift). A sample is a batch of calls sized to about
+ * rounds of candidate, reference, vendor and (when set) the base kernel
+ * (order alternating every round to cancel drift). A sample is a batch of calls sized to about
  * opts.sample_s, timed by kope's clock around one command round trip, less
  * the measured round-trip overhead of an empty command. The speedup is the
  * median of per-round ratios, with a distribution-free ~95% CI; the raw
@@ -132,7 +132,7 @@ static void ratio_stats(const double *num, const double *den, int n, double *med
   kope_median_ci(v, (size_t)n, lo, hi);
 }
 
-static void summarize(kope_evaluator *ev, size_t c, kope_case_res *cr, int nt)
+static void summarize(kope_evaluator *ev, size_t c, kope_case_res *cr)
 {
   int n = cr->nrounds;
 
@@ -140,9 +140,13 @@ static void summarize(kope_evaluator *ev, size_t c, kope_case_res *cr, int nt)
   cr->t_cand = kope_median(cr->s_cand, (size_t)n);
   cr->t_ref = kope_median(cr->s_ref, (size_t)n);
   ratio_stats(cr->s_ref, cr->s_cand, n, &cr->sp_ref, &cr->sp_ref_lo, &cr->sp_ref_hi);
-  if (nt > 2) {
+  if (ev->has_vendor) {
     cr->t_ven = kope_median(cr->s_ven, (size_t)n);
     ratio_stats(cr->s_ven, cr->s_cand, n, &cr->sp_ven, &cr->sp_ven_lo, &cr->sp_ven_hi);
+  }
+  if (ev->has_base) {
+    cr->t_base = kope_median(cr->s_base, (size_t)n);
+    ratio_stats(cr->s_base, cr->s_cand, n, &cr->sp_base, &cr->sp_base_lo, &cr->sp_base_hi);
   }
   cr->flops = ev->binds[c].flops;
   cr->bytes = ev->binds[c].bytes;
@@ -177,19 +181,23 @@ static int rounds(kope_evaluator *ev, size_t c, timed *ts, int nt, double rtt,
 int kope_eval_time_case(kope_evaluator *ev, kope_worker *cand, size_t c, kope_case_res *cr,
                         kope_report *r, kope_err *err)
 {
-  timed ts[3] = {{cand, "candidate", 0, 0, cr->s_cand}, {&ev->refw, "reference", 0, 0, cr->s_ref},
-                 {&ev->venw, "vendor", 0, 0, cr->s_ven}};
-  int nt = ev->has_vendor ? 3 : 2, j, rc;
+  timed ts[4] = {{cand, "candidate", 0, 0, cr->s_cand}, {&ev->refw, "reference", 0, 0, cr->s_ref}};
+  int nt = 2, iv = -1, ib = -1, j, rc;
   double rtt = ping_rtt(cand, ev->o.timeout_s);
 
+  if (ev->has_vendor)
+    ts[iv = nt++] = (timed){&ev->venw, "vendor", 0, 0, cr->s_ven};
+  if (ev->has_base)
+    ts[ib = nt++] = (timed){&ev->basew, "base", 0, 0, cr->s_base};
   for (j = 0; j < nt; j++)
     if ((rc = calibrate(ev, c, &ts[j], rtt, r, err)))
       return rc;
   cr->iters_cand = ts[0].iters;
   cr->iters_ref = ts[1].iters;
-  cr->iters_ven = nt > 2 ? ts[2].iters : 0;
+  cr->iters_ven = iv > 0 ? ts[iv].iters : 0;
+  cr->iters_base = ib > 0 ? ts[ib].iters : 0;
   if ((rc = rounds(ev, c, ts, nt, rtt, cr, r, err)))
     return rc;
-  summarize(ev, c, cr, nt);
+  summarize(ev, c, cr);
   return 0;
 }

@@ -35,6 +35,9 @@ static void usage(FILE *f)
     "                    (cpu: -O1..-O3, -funroll-loops, -ffast-math, -mavx2, ...)\n"
     "  --ops-dir DIR     operator directory (default: $KOPE_OPS or ./ops)\n"
     "  --hw-cache PATH   hardware profile cache (default .kope/hw.json)\n"
+    "  --base FILE       also time each kernel against FILE (e.g. the incumbent)\n"
+    "                    in the same interleaved rounds; prints the ratio and a\n"
+    "                    sign test over all rounds\n"
     "  --keep            keep the work directories\n"
     "  -h, --help        this help\n\n"
     "verdicts: correct, compile_error, incorrect, crash, timeout, forbidden\n"
@@ -48,6 +51,7 @@ typedef struct eval_args {
   const char *op;
   char **kernels;
   int nkernels;
+  const char *base;
 } eval_args;
 
 static int parse(int argc, char **argv, eval_args *a)
@@ -57,7 +61,7 @@ static int parse(int argc, char **argv, eval_args *a)
     {"threads", 1, 0, 'T'}, {"timeout", 1, 0, 'o'}, {"no-timing", 0, 0, 'n'},
     {"rounds", 1, 0, 'r'}, {"budget", 1, 0, 'b'}, {"cflags", 1, 0, 'c'},
     {"ops-dir", 1, 0, 'd'}, {"hw-cache", 1, 0, 'w'}, {"keep", 0, 0, 'k'},
-    {"help", 0, 0, 'h'}, {0, 0, 0, 0}
+    {"base", 1, 0, 'B'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
   int ch;
 
@@ -78,6 +82,7 @@ static int parse(int argc, char **argv, eval_args *a)
     case 'd': a->ops_dir = optarg; break;
     case 'w': a->o.hw_cache = optarg; break;
     case 'k': a->o.keep_workdir = 1; break;
+    case 'B': a->base = optarg; break;
     case 'h': usage(stdout); return -1;
     default: usage(stderr); return KOPE_EINPUT;
     }
@@ -126,6 +131,12 @@ static void print_human(const kope_op *op, const char *path, const kope_report *
       printf(", %.3fx vs %s", kope_report_speedup_vendor(r), kope_op_vendor_name(op));
     printf(", roofline fraction %.3f\n", kope_report_roofline(r));
   }
+  {
+    kope_base_cmp b;
+    if (kope_report_accepted(r) && kope_report_vs_base(r, &b))
+      printf("  vs base: %.3fx [%.3f, %.3f], faster in %d of %d rounds (sign test p = %.2g)\n",
+             b.speedup, b.lo, b.hi, b.wins, b.rounds, b.p_value);
+  }
   printf("  compile %.2f s, total %.2f s, kope overhead %.1f ms\n",
          kope_report_compile_seconds(r), kope_report_total_seconds(r),
          1e3 * kope_report_overhead_seconds(r));
@@ -143,6 +154,14 @@ static int run(eval_args *a, kope_op *op, char **sources)
   a->o.progress = kope_cli_progress;
   a->o.progress_ctx = "kope eval: ";
   ev = kope_evaluator_new(op, &a->o, &err);
+  if (ev && a->base) {
+    char *src = kope_file_read(a->base, NULL, &err);
+    if (!src || kope_evaluator_set_base(ev, src, &err) != KOPE_OK) {
+      kope_evaluator_free(ev);
+      ev = NULL;
+    }
+    free(src);
+  }
   if (!ev) {
     free(reps);
     return kope_cli_fail("eval", &err);
