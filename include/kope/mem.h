@@ -101,7 +101,8 @@ double kope_mem_step_ratio(double a_v, int has_prev, double a_prev);
  * succ_sum). */
 double kope_mem_d_score(double r, int64_t n_succ, double succ_sum);
 /* 1 for the verdicts kope's evaluator reports: correct, compile_error,
- * incorrect, crash, timeout, forbidden. */
+ * incorrect, crash, timeout, forbidden; and no_kernel (a policy reply
+ * that held no usable kernel). */
 int kope_mem_verdict_valid(const char *verdict);
 /* Token estimate for context budgets: ceil(characters / 4), counting UTF-8
  * characters (not bytes). */

@@ -90,11 +90,14 @@ int kope_policy_uses_llm(const kope_policy *p);
  * after retries). */
 int kope_policy_propose(kope_policy *p, const kope_ctx *ctx, kope_proposal *out,
                         kope_err *err);
-/* Tell the policy how its proposal fared. */
+/* Tell the policy how its proposal fared. A verdict of "pending" means
+ * proposed but not evaluated yet (several proposals from one context). On
+ * --resume the session's earlier steps are replayed with ctx NULL. */
 void kope_policy_observe(kope_policy *p, const kope_ctx *ctx, const kope_proposal *prop,
                          const kope_outcome *o);
 /* Optional reflection: a Markdown interpretation for the Journal, or NULL
- * (then the agent writes one from a template). Caller frees. */
+ * (the agent's template stands alone). ctx is the context the proposal
+ * was made from. Caller frees. */
 char *kope_policy_reflect(kope_policy *p, const kope_ctx *ctx, const kope_proposal *prop,
                           const kope_outcome *o);
 

@@ -78,3 +78,15 @@ double kope_geomean(const double *v, size_t n)
     }
   return k ? exp(s / (double)k) : 0.0;
 }
+
+double kope_sign_test_p(int n, int k)
+{
+  double p = 0.0;
+  int i;
+
+  if (k <= 0)
+    return 1.0;
+  for (i = k; i <= n; i++)
+    p += exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * log(2.0));
+  return p > 1.0 ? 1.0 : p;
+}

@@ -16,5 +16,7 @@ double kope_median(const double *v, size_t n);
 void kope_median_ci(const double *v, size_t n, double *lo, double *hi);
 /* Geometric mean of the positive values; 0 if there are none. */
 double kope_geomean(const double *v, size_t n);
+/* One-sided sign test: P(X >= k) for X ~ Binomial(n, 1/2). */
+double kope_sign_test_p(int n, int k);
 
 #endif

@@ -44,17 +44,6 @@ void kope_report_fail(kope_report *r, kope_verdict v, const char *fmt, ...)
   va_end(ap);
 }
 
-/* One-sided sign test: P(X >= k) for X ~ Binomial(n, 1/2). */
-static double sign_test_p(int n, int k)
-{
-  double p = 0.0;
-  int i;
-
-  for (i = k; i <= n; i++)
-    p += exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * log(2.0));
-  return p > 1.0 ? 1.0 : p;
-}
-
 static void base_stats(kope_report *r)
 {
   double s[KOPE_EVAL_MAX_CASES], lo[KOPE_EVAL_MAX_CASES], hi[KOPE_EVAL_MAX_CASES];
@@ -77,7 +66,7 @@ static void base_stats(kope_report *r)
   r->base.speedup = kope_geomean(s, n);
   r->base.lo = kope_geomean(lo, n);
   r->base.hi = kope_geomean(hi, n);
-  r->base.p_value = sign_test_p(r->base.rounds, r->base.wins);
+  r->base.p_value = kope_sign_test_p(r->base.rounds, r->base.wins);
 }
 
 static void geomeans(kope_report *r)

@@ -21,7 +21,7 @@ static const char *const label_names[KOPE_LABEL_COUNT] = {
 };
 
 static const char *const verdicts[] = {
-  "correct", "compile_error", "incorrect", "crash", "timeout", "forbidden", NULL
+  "correct", "compile_error", "incorrect", "crash", "timeout", "forbidden", "no_kernel", NULL
 };
 
 const char *kope_mem_label_name(int label)

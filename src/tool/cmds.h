@@ -9,5 +9,6 @@ int kope_cmd_hw(int argc, char **argv);
 int kope_cmd_ops(int argc, char **argv);
 int kope_cmd_eval(int argc, char **argv);
 int kope_cmd_memory(int argc, char **argv);
+int kope_cmd_optimize(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const struct subcmd subcmds[] = {
   {"hw", kope_cmd_hw, "describe this machine and measure its roofline"},
   {"ops", kope_cmd_ops, "list, show and check operators"},
   {"eval", kope_cmd_eval, "compile, check and time a candidate kernel"},
+  {"optimize", kope_cmd_optimize, "optimize an operator's kernel with the agent loop"},
   {"memory", kope_cmd_memory, "inspect and manage the experience memory"},
   {NULL, NULL, NULL}
 };

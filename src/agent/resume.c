@@ -1,0 +1,113 @@
+/*
+ * Resuming a stopped session: the state file in the run directory names
+ * the incumbent's Case and the counters; the session's Cases in the store
+ * rebuild the history and are replayed to the policy so it does not
+ * repeat itself. Without a state file (a crash before the first step was
+ * saved) the best correct Case of the session becomes the incumbent.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "agent/agent_int.h"
+
+typedef struct replay {
+  agent *a;
+  int64_t best_id;
+  double best;
+} replay;
+
+static int replay_case(const kope_mem_case *c, void *vctx)
+{
+  replay *rp = vctx;
+  agent *a = rp->a;
+  attempt at;
+  kope_outcome o;
+
+  if (c->correct && isfinite(c->speedup) && c->speedup > rp->best) {
+    rp->best = c->speedup;
+    rp->best_id = c->id;
+  }
+  if (c->step == 0)
+    return 0;
+  memset(&at, 0, sizeof at);
+  at.p.source = (char *)c->code_after;
+  at.p.thought_id = (char *)c->thought_id;
+  at.p.title = (char *)c->thought_title;
+  at.p.no_kernel = (char *)(c->correct ? NULL : c->feedback);
+  memset(&o, 0, sizeof o);
+  o.thought_id = c->thought_id;
+  o.verdict = c->verdict;
+  o.correct = c->correct;
+  o.speedup_ref = c->correct ? c->speedup : 0.0;
+  o.vs_incumbent = c->correct ? c->step_ratio : 0.0;
+  o.feedback = c->feedback;
+  kope_policy_observe(a->pol, NULL, &at.p, &o);
+  a->step = c->step > a->step ? c->step : a->step;
+  {
+    kope_ctx_step *h;
+    kope_agent_history_add(a, &at);
+    h = &a->hist[a->nhist - 1];
+    free((char *)h->verdict);
+    h->verdict = kope_strdup(c->verdict);
+    h->correct = c->correct;
+    h->speedup_ref = o.speedup_ref;
+    h->vs_incumbent = o.vs_incumbent;
+    h->step = c->step;
+  }
+  return 0;
+}
+
+static void read_state(agent *a, int64_t *inc_case)
+{
+  char *path = kope_path_join(a->run_dir, "state.json");
+  json_t *j = json_load_file(path, 0, NULL);
+
+  free(path);
+  if (!j)
+    return;
+  *inc_case = json_integer_value(json_object_get(j, "incumbent_case"));
+  a->res->evals = json_integer_value(json_object_get(j, "evals"));
+  a->res->remeasures = json_integer_value(json_object_get(j, "remeasures"));
+  a->res->tokens_in = json_integer_value(json_object_get(j, "tokens_in"));
+  a->res->tokens_out = json_integer_value(json_object_get(j, "tokens_out"));
+  a->seconds_before = json_real_value(json_object_get(j, "seconds"));
+  json_decref(j);
+}
+
+static int load_incumbent(agent *a, int64_t id, kope_err *err)
+{
+  kope_mem_case c;
+  int rc;
+
+  if ((rc = kope_mem_case_get(a->db, id, KOPE_MEM_WITH_CODE, &c, err)) != KOPE_OK)
+    return rc;
+  free(a->inc_src);
+  a->inc_src = kope_strdup(c.code_after);
+  a->inc_case = c.id;
+  a->inc_correct = c.correct;
+  a->inc_ref = c.correct && isfinite(c.speedup) ? c.speedup : 0.0;
+  a->inc_ven = c.correct && isfinite(c.speedup_vendor) ? c.speedup_vendor : 0.0;
+  kope_mem_case_release(&c);
+  return a->inc_src ? KOPE_OK : kope_err_set(err, KOPE_EINPUT, "case %lld has no code",
+                                              (long long)id);
+}
+
+int kope_agent_resume(agent *a, kope_err *err)
+{
+  kope_mem_filter f = {0};
+  replay rp = {a, 0, 0.0};
+  int64_t inc_case = 0;
+  int rc;
+
+  read_state(a, &inc_case);
+  f.session_id = a->session;
+  if ((rc = kope_mem_case_each(a->db, &f, KOPE_MEM_WITH_CODE, replay_case, &rp, err)) != KOPE_OK)
+    return rc;
+  if (!inc_case)
+    inc_case = rp.best_id;
+  if (!inc_case)
+    return kope_err_set(err, KOPE_EINPUT, "session %lld has no recorded kernel to resume from",
+                        (long long)a->session);
+  return load_incumbent(a, inc_case, err);
+}

@@ -1,0 +1,38 @@
+/*
+ * Internals of the context assembler shared by ctx.c (items, budget,
+ * admission), gather.c (what each tier holds) and render.c (prompts).
+ */
+#ifndef KOPE_CTX_INT_H
+#define KOPE_CTX_INT_H
+
+#include "kope/ctx.h"
+
+struct kope_ctx {
+  const kope_ctx_state *s;
+  int mode;
+  kope_ctx_budget b;
+  kope_ctx_item *v;
+  size_t n, cap;
+  long tokens[KOPE_TIER_COUNT], total;
+  size_t dropped[KOPE_TIER_COUNT];
+};
+
+/* Append an item (strings copied); the caller sets structured fields,
+ * then calls kope_ctx_admit (hot items are always kept). */
+kope_ctx_item *kope_ctx_push(kope_ctx *c, int tier, int kind, const char *title,
+                             const char *text);
+void kope_ctx_set(char **field, const char *v);
+int kope_ctx_admit(kope_ctx *c);
+void kope_ctx_pop(kope_ctx *c);
+
+/* gather.c */
+void kope_ctx_add_hot(kope_ctx *c);
+int kope_ctx_add_warm(kope_ctx *c, kope_db *db, kope_err *err);
+int kope_ctx_add_cold(kope_ctx *c, kope_db *db, kope_err *err);
+int kope_ctx_add_cards(kope_ctx *c, kope_err *err);
+int kope_ctx_add_passive(kope_ctx *c, kope_db *db, kope_err *err);
+
+/* The reply format every LLM prompt asks for (render.c). */
+extern const char kope_ctx_reply_format[];
+
+#endif

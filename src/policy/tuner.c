@@ -1,0 +1,323 @@
+/*
+ * The offline tuner and the random-search baseline.
+ *
+ * Actions are knob moves on the incumbent: set one declared knob to one
+ * of its other values. A move is named by its thought id
+ * ("<layer>.<knob>=<value>"), so experience about it is comparable across
+ * operators. Each thought id is an arm of a bandit:
+ *   prior   from the context's experience records: a Case with this
+ *           thought id contributes value d(v) if it was correct (0 if
+ *           not) with weight relevance·c_v; a digest contributes its
+ *           median ratio times its success rate with weight
+ *           relevance·min(attempts, 8)/2. prior_n = min(Σw, 6), prior_mean
+ *           = Σw·v / Σw; with no records (memory off) the prior is
+ *           neutral (mean 1, n 0);
+ *   reward  of one of this session's attempts: the candidate's speedup
+ *           over the incumbent it started from (0 when incorrect);
+ *   choice  UCB: mean + explore·sqrt(ln(T + 2) / (prior_n + n + 1)), where
+ *           mean = (prior_n·prior_mean + Σ rewards) / (prior_n + n), T the
+ *           session's attempts, explore 0.35 by default; ties by a
+ *           seeded random jitter.
+ * A configuration already evaluated in this session is never proposed
+ * again; when every single move has been tried, two moves are combined at
+ * random. The random policy ignores the context: it draws a whole
+ * configuration uniformly among the untried ones.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/rng.h"
+#include "policy/policy_int.h"
+
+#define TUNER_MAX_TRIED 4096
+
+typedef struct arm {
+  char thought[128];
+  double sum;
+  int n;
+} arm;
+
+typedef struct tuner {
+  kope_policy base;
+  int random_search;
+  kope_rng rng;
+  arm *arms;
+  size_t narms, cap;
+  char (*tried)[65];
+  size_t ntried;
+  int total;
+} tuner;
+
+typedef struct move {
+  const kope_knob *k;
+  const char *value;
+  char *thought;
+  double prior_mean, prior_n, score;
+} move;
+
+/* ---- bookkeeping ---- */
+
+static arm *arm_get(tuner *t, const char *thought)
+{
+  size_t i;
+
+  for (i = 0; i < t->narms; i++)
+    if (!strcmp(t->arms[i].thought, thought))
+      return &t->arms[i];
+  if (t->narms == t->cap)
+    t->arms = realloc(t->arms, (t->cap = t->cap ? 2 * t->cap : 32) * sizeof *t->arms);
+  memset(&t->arms[t->narms], 0, sizeof *t->arms);
+  snprintf(t->arms[t->narms].thought, sizeof t->arms[0].thought, "%s", thought);
+  return &t->arms[t->narms++];
+}
+
+static int was_tried(const tuner *t, const char *src)
+{
+  char h[65];
+  size_t i;
+
+  kope_sha256_hex(src, strlen(src), h);
+  for (i = 0; i < t->ntried; i++)
+    if (!strcmp(t->tried[i], h))
+      return 1;
+  return 0;
+}
+
+static void mark_tried(tuner *t, const char *src)
+{
+  if (!src || was_tried(t, src) || t->ntried >= TUNER_MAX_TRIED)
+    return;
+  kope_sha256_hex(src, strlen(src), t->tried[t->ntried++]);
+}
+
+/* ---- priors from the context ---- */
+
+static void prior_of(const kope_ctx *ctx, const char *thought, double *mean, double *n)
+{
+  double sw = 0.0, swv = 0.0;
+  size_t i;
+
+  for (i = 0; i < kope_ctx_nitems(ctx); i++) {
+    const kope_ctx_item *it = kope_ctx_item_at(ctx, i);
+    double w, v;
+    if (strcmp(it->thought_id, thought))
+      continue;
+    if (it->kind == KOPE_CTX_CASE || it->kind == KOPE_CTX_FIX) {
+      w = it->relevance * (it->confidence > 0.1 ? it->confidence : 0.1);
+      v = it->correct ? it->d_score : 0.0;
+    } else if (it->kind == KOPE_CTX_DIGEST && it->attempts > 0) {
+      w = it->relevance * (it->attempts < 8 ? (double)it->attempts : 8.0) / 2.0;
+      v = it->median_ratio * (double)it->n_correct / (double)it->attempts;
+    } else {
+      continue;
+    }
+    sw += w;
+    swv += w * v;
+  }
+  *mean = sw > 0 ? swv / sw : 1.0;
+  *n = sw < 6.0 ? sw : 6.0;
+}
+
+static double ucb(tuner *t, const move *m)
+{
+  const arm *a = arm_get(t, m->thought);
+  double n = m->prior_n + a->n;
+  double mean = n > 0 ? (m->prior_n * m->prior_mean + a->sum) / n : 1.0;
+  double explore = t->base.o.explore > 0 ? t->base.o.explore : 0.35;
+
+  return mean + explore * sqrt(log(t->total + 2.0) / (n + 1.0)) +
+         1e-6 * kope_rng_uniform(&t->rng);
+}
+
+/* ---- proposals ---- */
+
+static int fill(kope_proposal *out, char *src, const kope_knob *k, const char *value,
+                const char *thought, const char *why)
+{
+  char title[300];
+
+  snprintf(title, sizeof title, "set %s from %s to %s (%s)", k->name, k->value, value, k->desc);
+  out->source = src;
+  out->layer = kope_strdup(k->layer);
+  out->thought_id = kope_strdup(thought);
+  out->title = kope_strdup(title);
+  out->rationale = kope_strdup(why);
+  return KOPE_OK;
+}
+
+static size_t list_moves(tuner *t, const kope_ctx *ctx, const kope_knob *k, size_t nk, move *mv)
+{
+  size_t i, n = 0;
+  int v;
+
+  for (i = 0; i < nk; i++)
+    for (v = 0; v < k[i].nvalues; v++) {
+      if (!strcmp(k[i].values[v], k[i].value))
+        continue;
+      mv[n].k = &k[i];
+      mv[n].value = k[i].values[v];
+      mv[n].thought = kope_knob_thought_id(&k[i], k[i].values[v]);
+      prior_of(ctx, mv[n].thought, &mv[n].prior_mean, &mv[n].prior_n);
+      mv[n].score = ucb(t, &mv[n]);
+      n++;
+    }
+  return n;
+}
+
+static int by_score(const void *a, const void *b)
+{
+  double x = ((const move *)a)->score, y = ((const move *)b)->score;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Best untried single move; then random pairs of moves. */
+static int propose_move(tuner *t, const kope_ctx *ctx, const char *src, const kope_knob *k,
+                        size_t nk, kope_proposal *out)
+{
+  move *mv = calloc(nk * KOPE_MAX_KNOB_VALUES + 1, sizeof *mv);
+  size_t n = list_moves(t, ctx, k, nk, mv), i;
+  int rc = KOPE_EREJECT, tries;
+  char why[400];
+
+  qsort(mv, n, sizeof *mv, by_score);
+  for (i = 0; i < n && rc != KOPE_OK; i++) {
+    char *s = kope_knobs_apply(src, mv[i].k->name, mv[i].value, NULL);
+    if (!s || was_tried(t, s)) {
+      free(s);
+      continue;
+    }
+    snprintf(why, sizeof why, "UCB %.3f: prior mean %.3f from %.2f weighted records, %d own "
+             "attempts of this move", mv[i].score, mv[i].prior_mean, mv[i].prior_n,
+             arm_get(t, mv[i].thought)->n);
+    rc = fill(out, s, mv[i].k, mv[i].value, mv[i].thought, why);
+  }
+  for (tries = 0; rc != KOPE_OK && n >= 2 && tries < 64; tries++) {
+    size_t a = (size_t)kope_rng_int(&t->rng, 0, (int64_t)n - 1),
+           b = (size_t)kope_rng_int(&t->rng, 0, (int64_t)n - 1);
+    char *s1, *s2;
+    if (mv[a].k == mv[b].k)
+      continue;
+    s1 = kope_knobs_apply(src, mv[a].k->name, mv[a].value, NULL);
+    s2 = s1 ? kope_knobs_apply(s1, mv[b].k->name, mv[b].value, NULL) : NULL;
+    free(s1);
+    if (!s2 || was_tried(t, s2)) {
+      free(s2);
+      continue;
+    }
+    snprintf(why, sizeof why, "every single move was tried; combined with %s", mv[b].thought);
+    rc = fill(out, s2, mv[a].k, mv[a].value, mv[a].thought, why);
+  }
+  for (i = 0; i < n; i++)
+    free(mv[i].thought);
+  free(mv);
+  return rc;
+}
+
+/* Random search: a whole configuration drawn uniformly, untried. */
+static int propose_random(tuner *t, const char *src, const kope_knob *k, size_t nk,
+                          kope_proposal *out)
+{
+  int tries;
+
+  for (tries = 0; tries < 256; tries++) {
+    char *s = kope_strdup(src), *thought = NULL;
+    size_t i, first = nk;
+    const char *first_v = NULL;
+    for (i = 0; i < nk && s; i++) {
+      const char *v = k[i].values[kope_rng_int(&t->rng, 0, k[i].nvalues - 1)];
+      char *n = kope_knobs_apply(s, k[i].name, v, NULL);
+      free(s);
+      s = n;
+      if (strcmp(v, k[i].value) && first == nk) {
+        first = i;
+        first_v = v;
+      }
+    }
+    if (!s || first == nk || was_tried(t, s)) {
+      free(s);
+      continue;
+    }
+    thought = kope_knob_thought_id(&k[first], first_v);
+    fill(out, s, &k[first], first_v, thought, "random configuration (blind search baseline)");
+    free(thought);
+    return KOPE_OK;
+  }
+  return KOPE_EREJECT;
+}
+
+static int tuner_propose(kope_policy *p, const kope_ctx *ctx, kope_proposal *out, kope_err *err)
+{
+  tuner *t = (tuner *)p;
+  const char *src = kope_ctx_state_of(ctx)->incumbent;
+  kope_knob *k = NULL;
+  size_t nk = 0;
+  int rc;
+
+  if ((rc = kope_knobs_parse(src, "incumbent", &k, &nk, err)) != KOPE_OK)
+    return rc;
+  mark_tried(t, src);
+  if (!nk) {
+    free(k);
+    return kope_err_set(err, KOPE_EREJECT, "the incumbent declares no knobs to tune");
+  }
+  rc = t->random_search ? propose_random(t, src, k, nk, out)
+                        : propose_move(t, ctx, src, k, nk, out);
+  if (rc == KOPE_EREJECT)
+    kope_err_set(err, KOPE_EREJECT, "every reachable knob configuration has been tried");
+  free(k);
+  return rc;
+}
+
+int kope_policy_tuner_propose(kope_policy *tp, const kope_ctx *ctx, kope_proposal *out,
+                              kope_err *err)
+{
+  memset(out, 0, sizeof *out);
+  return tuner_propose(tp, ctx, out, err);
+}
+
+static void tuner_observe(kope_policy *p, const kope_ctx *ctx, const kope_proposal *prop,
+                          const kope_outcome *o)
+{
+  tuner *t = (tuner *)p;
+  arm *a;
+
+  (void)ctx;
+  mark_tried(t, prop->source);
+  if (o->verdict && !strcmp(o->verdict, "pending"))
+    return;   /* proposed, not yet evaluated: only never propose it again */
+  t->total++;
+  if (!o->thought_id || !*o->thought_id)
+    return;
+  a = arm_get(t, o->thought_id);
+  a->n++;
+  a->sum += o->correct ? (o->vs_incumbent > 0 ? o->vs_incumbent : 1.0) : 0.0;
+}
+
+static void tuner_destroy(kope_policy *p)
+{
+  tuner *t = (tuner *)p;
+
+  free(t->arms);
+  free(t->tried);
+  free(t);
+}
+
+static const kope_policy_vt tuner_vt = {"tuner", tuner_propose, tuner_observe, NULL,
+                                        tuner_destroy, 0};
+static const kope_policy_vt random_vt = {"random", tuner_propose, tuner_observe, NULL,
+                                         tuner_destroy, 0};
+
+kope_policy *kope_policy_tuner_new(const kope_policy_opts *o, int random_search, kope_err *err)
+{
+  tuner *t = calloc(1, sizeof *t);
+
+  (void)err;
+  t->base.vt = random_search ? &random_vt : &tuner_vt;
+  t->base.o = *o;
+  snprintf(t->base.name, sizeof t->base.name, "%s", t->base.vt->kind);
+  t->random_search = random_search;
+  kope_rng_seed(&t->rng, o->seed ? o->seed : kope_rng_os_seed());
+  t->tried = calloc(TUNER_MAX_TRIED, sizeof *t->tried);
+  return &t->base;
+}

@@ -1,0 +1,282 @@
+/*
+ * `kope optimize OP`: run (or resume) one optimization session with the
+ * chosen policy and print a live progress line and a summary (or, with
+ * --json, one summary document). --dry-run prints the context the first
+ * step would send, with per-tier token counts. The first SIGINT stops the
+ * loop after the evaluation in progress, with everything recorded; a
+ * second one exits at once (the store stays consistent: every write is a
+ * transaction).
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "kope/agent.h"
+#include "cli.h"
+#include "cmds.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_sigint(int sig)
+{
+  (void)sig;
+  if (stop_requested)
+    _exit(130);
+  stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+    "usage: kope optimize OP [options]\n"
+    "       kope optimize --resume SESSION [options]\n\n"
+    "Improve operator OP's kernel on this machine: each step retrieves experience,\n"
+    "rebuilds the context, lets the policy propose a candidate, evaluates it\n"
+    "(compile, check, time side by side with the incumbent) and records the attempt.\n"
+    "The incumbent changes only for a correct candidate that is significantly faster\n"
+    "(geomean >= 1 + min gain, sign test p < 0.05) and stays so when re-measured.\n\n"
+    "options:\n"
+    "  --target T            target (default cpu)\n"
+    "  --policy P            tuner (default) | random | llm | llm+tuner\n"
+    "  --budget-evals N      stop after N candidate evaluations (default 12)\n"
+    "  --budget-tokens N     stop once N LLM tokens are used\n"
+    "  --budget-seconds S    stop after S seconds\n"
+    "  --memory M            on (default) | off (no experience shown; attempts still\n"
+    "                        recorded) | readonly (use experience, record nothing)\n"
+    "  --context C           active (default, ACMI) | passive (whole history appended)\n"
+    "  --db PATH             experience store (default .kope/kope.db)\n"
+    "  --out FILE            where to write the best kernel\n"
+    "                        (default .kope/runs/OP/SESSION/best.c)\n"
+    "  --from FILE           start from FILE instead of the operator's seed\n"
+    "  --resume SESSION      continue a stopped session (budgets count anew)\n"
+    "  --seed S              policy random seed\n"
+    "  --batch N             candidates per step, compiled in parallel (default 1)\n"
+    "  --min-gain G          required speedup over the incumbent (default 0.02)\n"
+    "  --eval-seeds N        input seeds per case (default 5)\n"
+    "  --threads N           OpenMP threads (default all)\n"
+    "  --case-budget S       timing seconds per case (default 0.15)\n"
+    "  --window W            context window W in tokens (default 32768)\n"
+    "  --gen-tokens G        generation allowance G (default 4096)\n"
+    "  --warm-quota Q        warm-tier quota Q_w (default 6000)\n"
+    "  --cold-quota Q        cold-tier quota Q_c (default 3000)\n"
+    "  --ops-dir DIR         operator directory (default: $KOPE_OPS or ./ops)\n"
+    "  --dry-run             print the context of the first step and exit\n"
+    "  --json                print the summary (or dry-run context) as JSON\n"
+    "  -h, --help            this help\n\n"
+    "LLM options (--policy llm): --llm-provider openai|anthropic|command, --llm-url URL,\n"
+    "  --llm-model NAME, --llm-cmd CMD, --llm-temperature T, --llm-max-tokens-field F,\n"
+    "  --no-llm-stream, --llm-reflect; key from KOPE_LLM_API_KEY (or OPENAI_API_KEY /\n"
+    "  ANTHROPIC_API_KEY).\n\n"
+    "exit: 0 a correct kernel exists, 1 none found, 2 bad input, 3 environment\n");
+}
+
+typedef struct opt_args {
+  kope_opt_opts o;
+  int json, dry_run;
+} opt_args;
+
+static int parse_mode(const char *v, const char *a, const char *b, const char *c, int *out)
+{
+  if (!strcmp(v, a))
+    *out = 0;
+  else if (!strcmp(v, b))
+    *out = 1;
+  else if (c && !strcmp(v, c))
+    *out = 2;
+  else
+    return -1;
+  return 0;
+}
+
+static int bad(const char *what)
+{
+  fprintf(stderr, "kope optimize: %s\n", what);
+  return KOPE_EINPUT;
+}
+
+static int parse_opt(opt_args *a, int ch, const char *v)
+{
+  kope_opt_opts *o = &a->o;
+
+  switch (ch) {
+  case 't': o->target = v; break;
+  case 'p': o->policy = v; break;
+  case 'E': o->budget_evals = atoll(v); break;
+  case 'K': o->budget_tokens = atoll(v); break;
+  case 'S': o->budget_seconds = atof(v); break;
+  case 'm':
+    if (parse_mode(v, "on", "off", "readonly", &o->memory))
+      return bad("--memory must be on, off or readonly");
+    break;
+  case 'c':
+    if (parse_mode(v, "active", "passive", NULL, &o->context))
+      return bad("--context must be active or passive");
+    break;
+  case 'd': o->db_path = v; break;
+  case 'o': o->out = v; break;
+  case 'f': o->from = v; break;
+  case 'r': o->resume = atoll(v); if (o->resume <= 0) return bad("--resume needs a session id"); break;
+  case 's': o->seed = o->pol.seed = strtoull(v, NULL, 0); break;
+  case 'b': o->batch = atoi(v); if (o->batch < 1 || o->batch > 8) return bad("--batch must be 1..8"); break;
+  case 'g': o->min_gain = atof(v); break;
+  case 'e': o->eval_seeds = atoi(v); break;
+  case 'T': o->threads = atoi(v); break;
+  case 'B': o->case_budget_s = atof(v); break;
+  case 'W': o->budget.window = atol(v); break;
+  case 'G': o->budget.generation = atol(v); o->pol.max_tokens = atol(v); break;
+  case 'w': o->budget.warm_quota = atol(v); break;
+  case 'C': o->budget.cold_quota = atol(v); break;
+  case 'D': o->ops_dir = v; break;
+  case 'n': a->dry_run = 1; break;
+  case 'j': a->json = 1; break;
+  case 1: o->pol.llm_provider = v; break;
+  case 2: o->pol.llm_url = v; break;
+  case 3: o->pol.llm_model = v; break;
+  case 4: o->pol.llm_cmd = v; break;
+  case 5: o->pol.temperature = atof(v); break;
+  case 6: o->pol.max_tokens_field = v; break;
+  case 7: o->pol.stream = 0; break;
+  case 8: o->pol.reflect = 1; break;
+  default: return -2;
+  }
+  return KOPE_OK;
+}
+
+static int parse(int argc, char **argv, opt_args *a)
+{
+  static const struct option opts[] = {
+    {"target", 1, 0, 't'}, {"policy", 1, 0, 'p'}, {"budget-evals", 1, 0, 'E'},
+    {"budget-tokens", 1, 0, 'K'}, {"budget-seconds", 1, 0, 'S'}, {"memory", 1, 0, 'm'},
+    {"context", 1, 0, 'c'}, {"db", 1, 0, 'd'}, {"out", 1, 0, 'o'}, {"from", 1, 0, 'f'},
+    {"resume", 1, 0, 'r'}, {"seed", 1, 0, 's'}, {"batch", 1, 0, 'b'}, {"min-gain", 1, 0, 'g'},
+    {"eval-seeds", 1, 0, 'e'}, {"threads", 1, 0, 'T'}, {"case-budget", 1, 0, 'B'},
+    {"window", 1, 0, 'W'}, {"gen-tokens", 1, 0, 'G'}, {"warm-quota", 1, 0, 'w'},
+    {"cold-quota", 1, 0, 'C'}, {"ops-dir", 1, 0, 'D'}, {"dry-run", 0, 0, 'n'},
+    {"json", 0, 0, 'j'}, {"llm-provider", 1, 0, 1}, {"llm-url", 1, 0, 2},
+    {"llm-model", 1, 0, 3}, {"llm-cmd", 1, 0, 4}, {"llm-temperature", 1, 0, 5},
+    {"llm-max-tokens-field", 1, 0, 6}, {"no-llm-stream", 0, 0, 7}, {"llm-reflect", 0, 0, 8},
+    {"help", 0, 0, 'h'}, {0, 0, 0, 0}
+  };
+  int ch, rc;
+
+  kope_opt_opts_init(&a->o);
+  a->o.budget_evals = 12;
+  optind = 1;
+  while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    if (ch == 'h') {
+      usage(stdout);
+      return -1;
+    }
+    if ((rc = parse_opt(a, ch, optarg)) == -2) {
+      usage(stderr);
+      return KOPE_EINPUT;
+    }
+    if (rc != KOPE_OK)
+      return rc;
+  }
+  if (argc - optind > 1)
+    return bad("give one operator (see --help)");
+  if (argc - optind == 1)
+    a->o.op = argv[optind];
+  if (!a->o.op && !a->o.resume)
+    return bad("need an operator or --resume SESSION (see --help)");
+  if (a->o.budget_evals < 0 || a->o.budget_tokens < 0 || a->o.budget_seconds < 0)
+    return bad("budgets must be >= 0");
+  return KOPE_OK;
+}
+
+/* ---- progress and summary ---- */
+
+static void on_progress(void *ctx, const kope_opt_progress *p)
+{
+  char line[300];
+
+  (void)ctx;
+  snprintf(line, sizeof line, "step %lld, evals %lld%s%lld | best %.2fx ref, %.2fx vendor | "
+           "last %s%s | tokens %lld | %.0f s | %s",
+           (long long)p->step, (long long)p->evals, p->budget_evals ? "/" : "",
+           (long long)p->budget_evals, p->best_ref, p->best_vendor,
+           p->last_verdict ? p->last_verdict : "-", p->last_promoted ? " (promoted)" : "",
+           (long long)p->tokens, p->seconds, p->phase ? p->phase : "");
+  kope_cli_progress((void *)"kope optimize: ", line);
+}
+
+static void print_summary(const kope_opt_result *r)
+{
+  printf("operator %s on %s, policy %s, session %lld\n", r->op, r->target, r->policy,
+         (long long)r->session_id);
+  printf("  seed:  %.3fx vs reference, %.3fx vs vendor\n", r->seed_ref, r->seed_vendor);
+  if (r->passed)
+    printf("  best:  %.3fx vs reference, %.3fx vs vendor, roofline fraction %.3f (case %lld)\n",
+           r->best_ref, r->best_vendor, r->best_roofline, (long long)r->best_case_id);
+  else
+    printf("  best:  no correct kernel\n");
+  printf("  %lld evaluations (+%lld re-measurements), %lld promotions, %lld tokens, %.1f s; "
+         "stopped: %s\n", (long long)r->evals, (long long)r->remeasures,
+         (long long)r->promotions, (long long)(r->tokens_in + r->tokens_out), r->seconds,
+         r->stop_reason);
+  if (r->passed)
+    printf("  best kernel: %s\n", r->best_path);
+}
+
+static int dry_run(opt_args *a)
+{
+  json_t *j = NULL, *t;
+  kope_err err;
+
+  kope_err_clear(&err);
+  if (kope_optimize_dry_run(&a->o, &j, &err) != KOPE_OK)
+    return kope_cli_fail("optimize", &err);
+  if (a->json) {
+    kope_cli_print_json(j);
+    return KOPE_OK;
+  }
+  t = json_object_get(json_object_get(j, "context"), "tokens");
+  printf("=== system prompt (%lld tokens) ===\n%s\n=== user prompt (%lld tokens) ===\n%s\n",
+         (long long)json_integer_value(json_object_get(j, "system_tokens")),
+         json_string_value(json_object_get(j, "system")),
+         (long long)json_integer_value(json_object_get(j, "user_tokens")),
+         json_string_value(json_object_get(j, "user")));
+  printf("=== tokens per tier: hot %lld, warm %lld, cold %lld, total %lld (B_k %lld) ===\n",
+         (long long)json_integer_value(json_object_get(t, "hot")),
+         (long long)json_integer_value(json_object_get(t, "warm")),
+         (long long)json_integer_value(json_object_get(t, "cold")),
+         (long long)json_integer_value(json_object_get(t, "total")),
+         (long long)json_integer_value(json_object_get(
+             json_object_get(json_object_get(j, "context"), "budget"), "knowledge")));
+  json_decref(j);
+  return KOPE_OK;
+}
+
+int kope_cmd_optimize(int argc, char **argv)
+{
+  opt_args a;
+  kope_opt_result res;
+  kope_err err;
+  struct sigaction sa;
+  int rc;
+
+  memset(&a, 0, sizeof a);
+  if ((rc = parse(argc, argv, &a)) != KOPE_OK)
+    return rc < 0 ? KOPE_OK : rc;
+  if (a.dry_run)
+    return dry_run(&a);
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  a.o.stop = &stop_requested;
+  a.o.progress = on_progress;
+  kope_err_clear(&err);
+  rc = kope_optimize(&a.o, &res, &err);
+  kope_cli_progress_done();
+  if (rc != KOPE_OK)
+    return kope_cli_fail("optimize", &err);
+  if (a.json)
+    kope_cli_print_json(kope_opt_result_json(&res));
+  else
+    print_summary(&res);
+  return res.passed ? KOPE_OK : KOPE_EREJECT;
+}
