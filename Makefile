@@ -21,7 +21,7 @@ build: setup
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/kope ops check
+	KOPE=./$(BUILD)/kope bash scripts/run.sh
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
