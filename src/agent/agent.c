@@ -205,6 +205,49 @@ static int judge_batch(agent *a, attempt *at, size_t n, kope_err *err)
   return KOPE_OK;
 }
 
+/* ---- token estimator calibration (per policy/model, kept in
+ * <home>/token-calibration.json) ---- */
+
+static char *calibration_path(void)
+{
+  char *home = kope_home_dir(), *p = kope_path_join(home, "token-calibration.json");
+
+  free(home);
+  return p;
+}
+
+static void load_calibration(agent *a)
+{
+  char *path = calibration_path();
+  json_t *j = json_load_file(path, 0, NULL);
+  double v = json_real_value(json_object_get(j, kope_policy_name(a->pol)));
+
+  if (v > 0)
+    a->budget.chars_per_token = v;
+  json_decref(j);
+  free(path);
+}
+
+static void calibrate(agent *a, const kope_ctx *ctx, const kope_proposal *p)
+{
+  char *sys = NULL, *user = NULL, *path;
+  json_t *j;
+
+  if (!kope_policy_uses_llm(a->pol) || p->tokens_in <= 0 ||
+      kope_ctx_render(ctx, &sys, &user, NULL) != KOPE_OK)
+    return;
+  kope_ctx_calibrate(&a->budget, strlen(sys) + strlen(user), (long)p->tokens_in);
+  path = calibration_path();
+  if (!(j = json_load_file(path, 0, NULL)))
+    j = json_object();
+  json_object_set_new(j, kope_policy_name(a->pol), json_real(a->budget.chars_per_token));
+  json_dump_file(j, path, JSON_INDENT(2));
+  json_decref(j);
+  free(path);
+  free(sys);
+  free(user);
+}
+
 static int propose_batch(agent *a, const kope_ctx *ctx, attempt *at, size_t *n,
                          const char **stop, kope_err *err)
 {
@@ -229,6 +272,7 @@ static int propose_batch(agent *a, const kope_ctx *ctx, attempt *at, size_t *n,
       return rc;
     a->res->tokens_in += at[*n].p.tokens_in;
     a->res->tokens_out += at[*n].p.tokens_out;
+    calibrate(a, ctx, &at[*n].p);
     /* a tuner proposing twice from one context must not repeat itself */
     {
       kope_outcome pending = {at[*n].p.thought_id, "pending", 0, 0, 0, 0, NULL};
@@ -323,7 +367,7 @@ static int iterate(agent *a, const char **stop, kope_err *err)
   memset(at, 0, sizeof at);
   fill_state(a, &s);
   if (!(ctx = kope_ctx_build(&s, a->o->memory == KOPE_MEMORY_OFF ? NULL : a->db, a->o->context,
-                             &a->o->budget, err)))
+                             &a->budget, err)))
     return err->code;
   a->ctx = ctx;
   a->res->ctx_tokens_last = kope_ctx_total_tokens(ctx);
@@ -374,6 +418,8 @@ static int run(agent *a, kope_err *err)
 
   if ((rc = kope_agent_open(a, 1, err)) || (rc = begin_session(a, err)))
     return rc;
+  a->budget = a->o->budget;
+  load_calibration(a);
   if (a->o->out)
     snprintf(a->res->best_path, sizeof a->res->best_path, "%s", a->o->out);
   else

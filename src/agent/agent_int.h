@@ -41,6 +41,7 @@ typedef struct agent {
   char *run_dir;
   char *scene;
   const kope_ctx *ctx;         /* the context of the current iteration */
+  kope_ctx_budget budget;      /* o->budget with the estimator calibrated */
 } agent;
 
 /* One evaluated proposal. */
