@@ -28,9 +28,15 @@ static int replay_case(const kope_mem_case *c, void *vctx)
     rp->best = c->speedup;
     rp->best_id = c->id;
   }
-  if (c->step == 0)
-    return 0;
   memset(&at, 0, sizeof at);
+  if (c->step == 0) {
+    /* the seed: never propose it again, but it is not an attempt */
+    memset(&o, 0, sizeof o);
+    o.verdict = "pending";
+    at.p.source = (char *)c->code_after;
+    kope_policy_observe(a->pol, NULL, &at.p, &o);
+    return 0;
+  }
   at.p.source = (char *)c->code_after;
   at.p.thought_id = (char *)c->thought_id;
   at.p.title = (char *)c->thought_title;
