@@ -111,6 +111,17 @@ char *kope_op_case_label(const kope_op *op, size_t c);
 /* JSON description of the spec (new reference). */
 json_t *kope_op_to_json(const kope_op *op);
 
+/* ---- the no-compute screen ---- */
+
+/* Kinds of kernels that do not compute the operator: "zeros", "constant",
+ * "mean", "copy"; NULL-terminated. */
+extern const char *const kope_screen_kinds[];
+/* Source of a screen kernel of the given kind with op's prototype; every
+ * output is filled without computing (see src/op/screen.c). Caller frees;
+ * NULL with err set (KOPE_EREJECT when the kind does not apply to op, e.g.
+ * "mean" without a float input; KOPE_EINPUT for an unknown kind). */
+char *kope_op_screen_kernel(const kope_op *op, const char *kind, kope_err *err);
+
 /* ---- knobs: `#define NAME VALUE  // @knob layer=L values=a,b,c "text"` ---- */
 
 #define KOPE_MAX_KNOB_VALUES 16

@@ -2,7 +2,8 @@
  * `kope ops`: list operators, show one (prototype, arguments, cases,
  * knobs), and check them: validate every spec, evaluate every seed kernel
  * (correctness and timing) and every vendor baseline (correctness), and
- * print one table. `make run` runs `kope ops check`.
+ * print one table; and screen them: kernels that compute nothing (zeros,
+ * a constant, the input's mean, a copy of the input) must be rejected.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -18,12 +19,17 @@ static void usage(FILE *f)
   fprintf(f,
     "usage: kope ops [--json] [--ops-dir DIR]\n"
     "       kope ops show OP [--json]\n"
-    "       kope ops check [OP ...] [--json] [--no-timing] [--seeds N]\n\n"
+    "       kope ops check [OP ...] [--json] [--no-timing] [--seeds N]\n"
+    "       kope ops screen [OP ...] [--json] [--seeds N]\n\n"
     "  (list)   every operator with category, level, cases and vendor baseline\n"
     "  show     the generated C prototype, arguments, cases and the seed's knobs\n"
     "  check    validate specs, evaluate each seed kernel (correctness + timing)\n"
     "           and each vendor baseline (correctness); prints a table.\n"
-    "           Exit 1 when a seed or baseline is rejected, 2 for a bad spec.\n\n"
+    "           Exit 1 when a seed or baseline is rejected, 2 for a bad spec.\n"
+    "  screen   the no-compute screen: kernels writing zeros, a constant (1),\n"
+    "           the mean of the first float input, or a copy of the first input\n"
+    "           must each be rejected by the operator's check. Exit 1 when one\n"
+    "           is accepted (the operator's cases or tolerance are too weak).\n\n"
     "options:\n"
     "  --json          one JSON document on stdout\n"
     "  --ops-dir DIR   operator directory (default: $KOPE_OPS or ./ops)\n"
@@ -348,6 +354,113 @@ static int cmd_check(ops_args *a)
   return envrc != KOPE_OK ? envrc : bad ? KOPE_EREJECT : KOPE_OK;
 }
 
+/* ---- screen ---- */
+
+#define SCREEN_MAX 8
+
+/* Evaluate every applicable screen kernel of one operator (correctness
+ * only); *leaks counts those accepted. Fills a JSON object per kernel. */
+static int screen_op(ops_args *a, const char *name, json_t *kernels, int *leaks,
+                     kope_err *err)
+{
+  kope_eval_opts o;
+  kope_op *op = kope_op_load(name, a->dir, err);
+  kope_evaluator *ev = NULL;
+  kope_report *r[SCREEN_MAX] = {0};
+  char *src[SCREEN_MAX] = {0};
+  const char *kinds[SCREEN_MAX];
+  size_t n = 0, i;
+  int rc = KOPE_OK;
+
+  if (!op)
+    return err->code;
+  for (i = 0; kope_screen_kinds[i] && n < SCREEN_MAX; i++) {
+    kope_err e2;
+    kope_err_clear(&e2);
+    if ((src[n] = kope_op_screen_kernel(op, kope_screen_kinds[i], &e2)))
+      kinds[n++] = kope_screen_kinds[i];
+  }
+  kope_eval_opts_init(&o);
+  o.timing = 0;
+  o.seeds = a->seeds;
+  o.threads = a->threads ? a->threads : 1;
+  if (!(ev = kope_evaluator_new(op, &o, err)) ||
+      (rc = kope_evaluate_batch(ev, (const char *const *)src, n, r, err)) != KOPE_OK) {
+    rc = err->code;
+    goto out;
+  }
+  for (i = 0; i < n; i++) {
+    int acc = kope_report_accepted(r[i]);
+    *leaks += acc;
+    json_array_append_new(kernels, json_pack("{s:s, s:s, s:s, s:b}", "kind", kinds[i],
+                                             "verdict", kope_verdict_name(kope_report_verdict(r[i])),
+                                             "reason", kope_report_reason(r[i]),
+                                             "rejected", !acc));
+  }
+out:
+  for (i = 0; i < n; i++) {
+    kope_report_free(r[i]);
+    free(src[i]);
+  }
+  kope_evaluator_free(ev);
+  kope_op_free(op);
+  return rc;
+}
+
+static void print_screen(const char *name, json_t *kernels, int leaks)
+{
+  size_t i;
+  json_t *k;
+
+  printf("%-22s %-6s", name, leaks ? "LEAKS" : "ok");
+  json_array_foreach(kernels, i, k)
+    printf("  %s=%s", json_string_value(json_object_get(k, "kind")),
+           json_string_value(json_object_get(k, "verdict")));
+  printf("\n");
+  json_array_foreach(kernels, i, k)
+    if (!json_is_true(json_object_get(k, "rejected")))
+      printf("    %s kernel accepted: the cases or tolerance do not catch it\n",
+             json_string_value(json_object_get(k, "kind")));
+  fflush(stdout);
+}
+
+static int cmd_screen(ops_args *a)
+{
+  char **names = NULL;
+  size_t n = 0, i;
+  kope_err err;
+  json_t *arr = json_array();
+  int rc, bad = 0, envrc = KOPE_OK;
+
+  kope_err_clear(&err);
+  if ((rc = collect(a, &names, &n, &err)))
+    return json_decref(arr), kope_cli_fail("ops screen", &err);
+  for (i = 0; i < n; i++) {
+    json_t *kernels = json_array();
+    int leaks = 0;
+    kope_err_clear(&err);
+    rc = screen_op(a, names[i], kernels, &leaks, &err);
+    if (rc != KOPE_OK) {
+      fprintf(stderr, "kope ops screen: %s: %s\n", names[i], err.msg);
+      if (envrc == KOPE_OK || rc == KOPE_EINPUT)
+        envrc = rc;
+      json_decref(kernels);
+      continue;
+    }
+    bad |= leaks > 0;
+    if (!a->json)
+      print_screen(names[i], kernels, leaks);
+    json_array_append_new(arr, json_pack("{s:s, s:o, s:b}", "name", names[i], "kernels",
+                                         kernels, "ok", leaks == 0));
+  }
+  if (a->json)
+    kope_cli_print_json(json_pack("{s:o, s:b}", "operators", arr, "ok", !bad && !envrc));
+  else
+    json_decref(arr);
+  kope_strv_free(names, n);
+  return envrc != KOPE_OK ? envrc : bad ? KOPE_EREJECT : KOPE_OK;
+}
+
 int kope_cmd_ops(int argc, char **argv)
 {
   ops_args a;
@@ -355,7 +468,8 @@ int kope_cmd_ops(int argc, char **argv)
   int rc;
 
   memset(&a, 0, sizeof a);
-  if (sub && (!strcmp(sub, "show") || !strcmp(sub, "check") || !strcmp(sub, "list"))) {
+  if (sub && (!strcmp(sub, "show") || !strcmp(sub, "check") || !strcmp(sub, "list") ||
+              !strcmp(sub, "screen"))) {
     argc--;
     argv++;
   } else if (sub) {
@@ -369,5 +483,7 @@ int kope_cmd_ops(int argc, char **argv)
     return cmd_list(&a);
   if (!strcmp(sub, "show"))
     return cmd_show(&a);
+  if (!strcmp(sub, "screen"))
+    return cmd_screen(&a);
   return cmd_check(&a);
 }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The operator suite as CI checks it: every spec loads, every seed and
+# vendor baseline is correct on every case (correctness only here; the
+# timed `kope ops check` runs in .ci/run), and every operator passes the
+# no-compute screen (zeros, a constant, the mean, a copy of the input must
+# all be rejected). The screen itself is tested on fixtures: an operator
+# that only copies its input must be reported, with the kernel named.
+. "$(dirname "$0")/../lib.sh"
+OPS="$KOPE_SRC/ops"
+
+# 1. The screen catches a leaky operator and passes a sound one.
+expect_exit 1 "screen flags an operator a copy passes" -- "$KOPE" ops screen ident \
+  --ops-dir "$KOPE_SRC/tests/ops_screen"
+expect_match "the copy kernel is named" "$T/out" "copy kernel accepted"
+expect_exit 0 "screen passes rowsum (min() in a shape)" -- "$KOPE" ops screen rowsum \
+  --ops-dir "$KOPE_SRC/tests/ops_screen" --json
+expect_eq "four kernels, all rejected" \
+  "$(json_get "sum(k['rejected'] for o in d['operators'] for k in o['kernels'])")" 4
+expect_exit 2 "screen of an unknown operator" -- "$KOPE" ops screen no_such_op \
+  --ops-dir "$KOPE_SRC/tests/ops_screen"
+
+# 2. The whole suite.
+expect_exit 0 "ops list" -- "$KOPE" ops --ops-dir "$OPS" --json
+nops=$(json_get "len(d['operators'])")
+echo "# $nops operators"
+expect_exit 0 "every operator passes the no-compute screen" -- "$KOPE" ops screen \
+  --ops-dir "$OPS" --json
+expect_eq "screened every operator" "$(json_get "len(d['operators'])")" "$nops"
+json_get "'\n'.join(o['name'] + ': ' + ', '.join(k['kind'] for k in o['kernels'] if not k['rejected']) for o in d['operators'] if not o['ok'])"
+expect_exit 0 "every seed and vendor baseline is correct" -- "$KOPE" ops check \
+  --ops-dir "$OPS" --no-timing --json
+json_get "'\n'.join(o['name'] + ': ' + o['reason'] for o in d['operators'] if not o['ok'])"
+finish
