@@ -19,7 +19,7 @@ static void usage(FILE *f)
   fprintf(f,
     "usage: kope ops [--json] [--ops-dir DIR]\n"
     "       kope ops show OP [--json]\n"
-    "       kope ops check [OP ...] [--json] [--no-timing] [--seeds N]\n"
+    "       kope ops check [OP ...] [--json|--format md] [--no-timing] [--seeds N]\n"
     "       kope ops screen [OP ...] [--json] [--seeds N]\n\n"
     "  (list)   every operator with category, level, cases and vendor baseline\n"
     "  show     the generated C prototype, arguments, cases and the seed's knobs\n"
@@ -32,6 +32,7 @@ static void usage(FILE *f)
     "           is accepted (the operator's cases or tolerance are too weak).\n\n"
     "options:\n"
     "  --json          one JSON document on stdout\n"
+    "  --format md     check: the table as Markdown (docs/suite.md is made so)\n"
     "  --ops-dir DIR   operator directory (default: $KOPE_OPS or ./ops)\n"
     "  --no-timing     check: correctness only\n"
     "  --seeds N       check: input seeds per case (default 5)\n"
@@ -40,7 +41,7 @@ static void usage(FILE *f)
 }
 
 typedef struct ops_args {
-  int json, timing, seeds, threads;
+  int json, md, timing, seeds, threads;
   const char *dir;
   char **names;
   int nnames;
@@ -50,7 +51,8 @@ static int parse(int argc, char **argv, ops_args *a)
 {
   static const struct option opts[] = {
     {"json", 0, 0, 'j'}, {"ops-dir", 1, 0, 'd'}, {"no-timing", 0, 0, 'n'},
-    {"seeds", 1, 0, 's'}, {"threads", 1, 0, 'T'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}
+    {"seeds", 1, 0, 's'}, {"threads", 1, 0, 'T'}, {"format", 1, 0, 'f'},
+    {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
   int ch;
 
@@ -64,6 +66,13 @@ static int parse(int argc, char **argv, ops_args *a)
     case 'n': a->timing = 0; break;
     case 's': a->seeds = atoi(optarg); break;
     case 'T': a->threads = atoi(optarg); break;
+    case 'f':
+      if (strcmp(optarg, "md") && strcmp(optarg, "text")) {
+        fprintf(stderr, "kope ops: --format takes md or text, not '%s'\n", optarg);
+        return KOPE_EINPUT;
+      }
+      a->md = !strcmp(optarg, "md");
+      break;
     case 'h': usage(stdout); return -1;
     default: usage(stderr); return KOPE_EINPUT;
     }
@@ -217,6 +226,7 @@ static int cmd_show(ops_args *a)
 
 typedef struct check_row {
   char name[64], category[32], seed_verdict[32], vendor_verdict[32], reason[600];
+  char vendor_name[160];
   int level, ncases, has_vendor, knobs;
   double sp_ref, sp_ven, roof, seconds;
 } check_row;
@@ -239,6 +249,8 @@ static int check_op(ops_args *a, const char *name, check_row *row, kope_err *err
   row->level = kope_op_level(op);
   row->ncases = (int)kope_op_ncases(op);
   row->has_vendor = kope_op_vendor_path(op) != NULL;
+  snprintf(row->vendor_name, sizeof row->vendor_name, "%s",
+           row->has_vendor && kope_op_vendor_name(op) ? kope_op_vendor_name(op) : "");
   knobs = knobs_json(op, err, &rc);
   row->knobs = (int)json_array_size(knobs);
   json_decref(knobs);
@@ -310,6 +322,30 @@ static void print_row(const check_row *r, int timing)
   fflush(stdout);
 }
 
+static void print_md_head(int timing)
+{
+  printf("| operator | category | level | cases | knobs | vendor baseline | seed | vendor |%s\n",
+         timing ? " seed vs ref | seed vs vendor | roofline fraction |" : "");
+  printf("|---|---|---:|---:|---:|---|---|---|%s\n", timing ? "---:|---:|---:|" : "");
+}
+
+static void print_md_row(const check_row *r, int timing)
+{
+  printf("| %s | %s | %d | %d | %d | %s | %s | %s |", r->name, r->category, r->level,
+         r->ncases, r->knobs, r->has_vendor ? r->vendor_name : "none", r->seed_verdict,
+         r->vendor_verdict);
+  if (timing) {
+    printf(" %.3fx |", r->sp_ref);
+    if (r->has_vendor && r->sp_ven > 0)
+      printf(" %.3fx |", r->sp_ven);
+    else
+      printf(" - |");
+    printf(" %.3f |", r->roof);
+  }
+  printf("\n");
+  fflush(stdout);
+}
+
 static int cmd_check(ops_args *a)
 {
   char **names = NULL;
@@ -322,7 +358,9 @@ static int cmd_check(ops_args *a)
   kope_err_clear(&err);
   if ((rc = collect(a, &names, &n, &err)))
     return json_decref(arr), kope_cli_fail("ops check", &err);
-  if (!a->json) {
+  if (a->md && !a->json)
+    print_md_head(a->timing);
+  else if (!a->json) {
     printf("%-18s %-13s %3s %5s %5s  %-9s %-9s", "operator", "category", "lvl", "cases",
            "knobs", "seed", "vendor");
     if (a->timing)
@@ -343,6 +381,8 @@ static int cmd_check(ops_args *a)
     bad |= !row_ok(&row);
     if (a->json)
       json_array_append_new(arr, row_json(&row));
+    else if (a->md)
+      print_md_row(&row, a->timing);
     else
       print_row(&row, a->timing);
   }
