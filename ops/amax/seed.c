@@ -1,0 +1,58 @@
+/*
+ * amax — seed kernel, row-wise over the last dimension.
+ *
+ *   y[r] = max_j x[r][j]
+ *
+ * One pass per row. NACC independent running maxima (element j goes to
+ * maximum j % NACC, the tail to the result) break the serial compare
+ * chain; SIMD lets the compiler split the scan across vector lanes (omp
+ * simd reduction). The maximum is exact in any order, so every
+ * combination of knob values gives the reference's bits. Rows are
+ * independent and are the OpenMP work items once the matrix has at least
+ * PAR_MIN elements (a parallel region costs more than a small reduction).
+ */
+#include <stdint.h>
+
+#define PARALLEL 1     // @knob layer=parallel values=0,1 "distribute rows across OpenMP threads"
+#define PAR_MIN 32768  // @knob layer=parallel values=0,32768,262144 "fewest elements for which the rows go parallel"
+#define SIMD 1         // @knob layer=vectorize values=0,1 "omp simd reduction over each row"
+#define NACC 1         // @knob layer=instruction values=1,2,4,8 "independent running maxima per row"
+
+#define AMAX_PRAGMA_(x) _Pragma(#x)
+#define AMAX_PRAGMA(x) AMAX_PRAGMA_(x)
+#if SIMD
+#define AMAX_SIMD(clauses) AMAX_PRAGMA(omp simd clauses)
+#else
+#define AMAX_SIMD(clauses)
+#endif
+
+static float amax_row(const float *restrict x, int64_t cols)
+{
+    float m = x[0];
+#if NACC == 1
+    AMAX_SIMD(reduction(max : m))
+    for (int64_t j = 1; j < cols; j++)
+        m = x[j] > m ? x[j] : m;
+#else
+    float p[NACC];
+    for (int u = 0; u < NACC; u++)
+        p[u] = x[0];
+    const int64_t nb = cols / NACC;
+    AMAX_SIMD(reduction(max : p[:NACC]))
+    for (int64_t b = 0; b < nb; b++)
+        for (int u = 0; u < NACC; u++)
+            p[u] = x[b * NACC + u] > p[u] ? x[b * NACC + u] : p[u];
+    for (int u = 0; u < NACC; u++)
+        m = p[u] > m ? p[u] : m;
+    for (int64_t j = nb * NACC; j < cols; j++)
+        m = x[j] > m ? x[j] : m;
+#endif
+    return m;
+}
+
+void amax(const float *x, float *y, int64_t rows, int64_t cols)
+{
+#pragma omp parallel for schedule(static) if (PARALLEL && rows > 1 && rows * cols >= PAR_MIN)
+    for (int64_t r = 0; r < rows; r++)
+        y[r] = amax_row(x + r * cols, cols);
+}
