@@ -40,8 +40,11 @@ typedef struct kope_policy_opts {
   const char *max_tokens_field;  /* openai: max_tokens | max_completion_tokens */
   int stream;                  /* 1 stream (SSE), 0 not */
   double connect_timeout_s, stall_timeout_s;
+  double cmd_timeout_s;        /* command provider wall clock (0: 600 s) */
+  double backoff_s;            /* first retry wait (0: 1 s), doubled and jittered */
   int retries;
   int reflect;                 /* 1: LLM reflection writes Journal interpretation */
+  int reflect_off_budget;      /* 1: reflection tokens do not count against budgets */
   int tuner_steps;             /* llm+tuner: tuner steps between LLM steps */
 } kope_policy_opts;
 
@@ -100,6 +103,9 @@ void kope_policy_observe(kope_policy *p, const kope_ctx *ctx, const kope_proposa
  * was made from. Caller frees. */
 char *kope_policy_reflect(kope_policy *p, const kope_ctx *ctx, const kope_proposal *prop,
                           const kope_outcome *o);
+/* Tokens the policy spent outside proposals (reflection) since the last
+ * call, added to *in and *out (the counters are then reset). */
+void kope_policy_take_tokens(kope_policy *p, int64_t *in, int64_t *out);
 
 #ifdef __cplusplus
 }

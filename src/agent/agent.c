@@ -382,6 +382,7 @@ static int iterate(agent *a, const char **stop, kope_err *err)
       (rc = judge_batch(a, at, n, err)) == KOPE_OK) {
     observe_all(a, ctx, at, n);
     rc = record_batch(a, at, n, err);
+    kope_policy_take_tokens(a->pol, &a->res->tokens_in, &a->res->tokens_out);
     progress(a, "done", &at[n - 1]);
   }
   attempts_free(at, n);

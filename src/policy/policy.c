@@ -78,3 +78,9 @@ char *kope_policy_reflect(kope_policy *p, const kope_ctx *ctx, const kope_propos
 {
   return p->vt->reflect ? p->vt->reflect(p, ctx, prop, o) : NULL;
 }
+
+void kope_policy_take_tokens(kope_policy *p, int64_t *in, int64_t *out)
+{
+  if (p->take_tokens)
+    p->take_tokens(p, in, out);
+}

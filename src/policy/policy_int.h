@@ -23,6 +23,8 @@ struct kope_policy {
   const kope_policy_vt *vt;
   char name[128];
   kope_policy_opts o;
+  /* tokens spent outside proposals (reflection); NULL for most policies */
+  void (*take_tokens)(kope_policy *p, int64_t *in, int64_t *out);
 };
 
 /* Constructors (each returns NULL with err set on failure). */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kope/agent.h"
+#include "kope/llm.h"
 #include "cli.h"
 #include "cmds.h"
 
@@ -65,16 +66,31 @@ static void usage(FILE *f)
     "  --dry-run             print the context of the first step and exit\n"
     "  --json                print the summary (or dry-run context) as JSON\n"
     "  -h, --help            this help\n\n"
-    "LLM options (--policy llm): --llm-provider openai|anthropic|command, --llm-url URL,\n"
-    "  --llm-model NAME, --llm-cmd CMD, --llm-temperature T, --llm-max-tokens-field F,\n"
-    "  --no-llm-stream, --llm-reflect; key from KOPE_LLM_API_KEY (or OPENAI_API_KEY /\n"
-    "  ANTHROPIC_API_KEY).\n\n"
+    "LLM options (--policy llm | llm+tuner; see docs/llm.md):\n"
+    "  --llm-provider P      openai (default; also vLLM, llama.cpp, Ollama) | anthropic |\n"
+    "                        command\n"
+    "  --llm-url URL         base URL (openai: https://api.openai.com/v1; anthropic:\n"
+    "                        https://api.anthropic.com)\n"
+    "  --llm-model NAME      model; also sets W and G for known models unless --window /\n"
+    "                        --gen-tokens are given\n"
+    "  --llm-cmd CMD         command provider: request JSON on stdin, reply on stdout\n"
+    "  --llm-temperature T   sampling temperature (default: the provider's)\n"
+    "  --llm-max-tokens-field F  max_tokens (default) | max_completion_tokens\n"
+    "  --no-llm-stream       one JSON reply instead of SSE streaming\n"
+    "  --llm-connect-timeout S (default 10)  --llm-stall-timeout S (default 120)\n"
+    "  --llm-cmd-timeout S   command provider time limit (default 600)\n"
+    "  --llm-retries N (default 4)  --llm-backoff S first retry wait (default 1)\n"
+    "  --llm-reflect         a short LLM call writes each Journal interpretation\n"
+    "  --llm-reflect-off-budget  reflection tokens do not count against --budget-tokens\n"
+    "  --llm-tuner-steps N   llm+tuner: tuner moves between LLM steps (default 2)\n"
+    "  key from KOPE_LLM_API_KEY (or OPENAI_API_KEY / ANTHROPIC_API_KEY)\n\n"
     "exit: 0 a correct kernel exists, 1 none found, 2 bad input, 3 environment\n");
 }
 
 typedef struct opt_args {
   kope_opt_opts o;
   int json, dry_run;
+  int window_set, gen_set;
 } opt_args;
 
 static int parse_mode(const char *v, const char *a, const char *b, const char *c, int *out)
@@ -124,8 +140,8 @@ static int parse_opt(opt_args *a, int ch, const char *v)
   case 'e': o->eval_seeds = atoi(v); break;
   case 'T': o->threads = atoi(v); break;
   case 'B': o->case_budget_s = atof(v); break;
-  case 'W': o->budget.window = atol(v); break;
-  case 'G': o->budget.generation = atol(v); o->pol.max_tokens = atol(v); break;
+  case 'W': o->budget.window = atol(v); a->window_set = 1; break;
+  case 'G': o->budget.generation = atol(v); o->pol.max_tokens = atol(v); a->gen_set = 1; break;
   case 'w': o->budget.warm_quota = atol(v); break;
   case 'C': o->budget.cold_quota = atol(v); break;
   case 'D': o->ops_dir = v; break;
@@ -139,9 +155,33 @@ static int parse_opt(opt_args *a, int ch, const char *v)
   case 6: o->pol.max_tokens_field = v; break;
   case 7: o->pol.stream = 0; break;
   case 8: o->pol.reflect = 1; break;
+  case 9: o->pol.connect_timeout_s = atof(v); break;
+  case 10: o->pol.stall_timeout_s = atof(v); break;
+  case 11: o->pol.cmd_timeout_s = atof(v); break;
+  case 12: o->pol.retries = atoi(v); if (o->pol.retries < 0) return bad("--llm-retries must be >= 0"); break;
+  case 13: o->pol.backoff_s = atof(v); break;
+  case 14: o->pol.reflect = o->pol.reflect_off_budget = 1; break;
+  case 15: o->pol.tuner_steps = atoi(v); break;
   default: return -2;
   }
   return KOPE_OK;
+}
+
+/* W and G from the model's known limits unless given; G is also the
+ * reply allowance the provider is asked for. */
+static void model_limits(opt_args *a)
+{
+  long w = 0, g = 0;
+
+  if (strncmp(a->o.policy, "llm", 3))
+    return;
+  kope_llm_model_limits(a->o.pol.llm_model, &w, &g);
+  if (!a->window_set && w > 0)
+    a->o.budget.window = w;
+  if (!a->gen_set && g > 0)
+    a->o.budget.generation = g;
+  if (a->o.pol.max_tokens <= 0)
+    a->o.pol.max_tokens = a->o.budget.generation;
 }
 
 static int parse(int argc, char **argv, opt_args *a)
@@ -157,6 +197,9 @@ static int parse(int argc, char **argv, opt_args *a)
     {"json", 0, 0, 'j'}, {"llm-provider", 1, 0, 1}, {"llm-url", 1, 0, 2},
     {"llm-model", 1, 0, 3}, {"llm-cmd", 1, 0, 4}, {"llm-temperature", 1, 0, 5},
     {"llm-max-tokens-field", 1, 0, 6}, {"no-llm-stream", 0, 0, 7}, {"llm-reflect", 0, 0, 8},
+    {"llm-connect-timeout", 1, 0, 9}, {"llm-stall-timeout", 1, 0, 10},
+    {"llm-cmd-timeout", 1, 0, 11}, {"llm-retries", 1, 0, 12}, {"llm-backoff", 1, 0, 13},
+    {"llm-reflect-off-budget", 0, 0, 14}, {"llm-tuner-steps", 1, 0, 15},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
   int ch, rc;
@@ -184,6 +227,7 @@ static int parse(int argc, char **argv, opt_args *a)
     return bad("need an operator or --resume SESSION (see --help)");
   if (a->o.budget_evals < 0 || a->o.budget_tokens < 0 || a->o.budget_seconds < 0)
     return bad("budgets must be >= 0");
+  model_limits(a);
   return KOPE_OK;
 }
 

@@ -1,0 +1,144 @@
+/*
+ * The OpenAI-compatible chat/completions protocol (OpenAI, vLLM,
+ * llama.cpp's server, Ollama's /v1 and other compatible services):
+ * the request (model, system + user messages, temperature, the
+ * configurable max-token field, optional response_format, stream with
+ * stream_options.include_usage), "data:" events carrying
+ * choices[0].delta.content up to "data: [DONE]", and the non-streaming
+ * choices[0].message.content reply. finish_reason "length" marks the
+ * reply truncated; usage is read from either form.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "llm/llm_int.h"
+
+static char *oa_request(kope_llm *l, const char *system, const char *user)
+{
+  json_t *j = json_object(), *msgs = json_array(), *rf;
+  char *s;
+
+  json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", "system", "content", system));
+  json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", "user", "content", user));
+  json_object_set_new(j, "model", json_string(l->model));
+  json_object_set_new(j, "messages", msgs);
+  if (l->o.temperature >= 0)
+    json_object_set_new(j, "temperature", json_real(l->o.temperature));
+  json_object_set_new(j, l->max_field, json_integer(l->o.max_tokens));
+  if (l->response_format && (rf = json_loads(l->response_format, 0, NULL)))
+    json_object_set_new(j, "response_format", rf);
+  if (l->o.stream) {
+    json_object_set_new(j, "stream", json_true());
+    json_object_set_new(j, "stream_options", json_pack("{s:b}", "include_usage", 1));
+  }
+  s = json_dumps(j, JSON_COMPACT);
+  json_decref(j);
+  return s;
+}
+
+static struct curl_slist *oa_headers(kope_llm *l)
+{
+  struct curl_slist *h = NULL;
+
+  h = curl_slist_append(h, "Content-Type: application/json");
+  h = curl_slist_append(h, l->o.stream ? "Accept: text/event-stream" : "Accept: application/json");
+  h = curl_slist_append(h, "Expect:");
+  if (l->key) {
+    char *a = kope_sprintf("Authorization: Bearer %s", l->key);
+    h = curl_slist_append(h, a);
+    memset(a, 0, strlen(a));
+    free(a);
+  }
+  return h;
+}
+
+static void set_finish(llm_xfer *x, const char *reason)
+{
+  free(x->r->finish_reason);
+  x->r->finish_reason = kope_strdup(reason);
+  x->r->truncated = !strcmp(reason, "length");
+}
+
+/* An {"error": {...}} object in a reply or a stream. */
+static int error_object(llm_xfer *x, json_t *e)
+{
+  const char *m = json_string_value(json_object_get(e, "message"));
+
+  snprintf(x->why, sizeof x->why, "the server reported an error: %s",
+           m ? m : json_is_string(e) ? json_string_value(e) : "(no message)");
+  x->transient_error = 1;
+  return 1;
+}
+
+static int oa_event(llm_xfer *x, const char *event, const char *data)
+{
+  json_t *j, *ch, *c, *fr;
+  json_error_t je;
+  int rc = 0;
+
+  (void)event;
+  if (!strcmp(data, "[DONE]")) {
+    x->done = 1;
+    return 0;
+  }
+  if (!(j = json_loads(data, 0, &je)) || !json_is_object(j)) {
+    x->bad = 1;
+    snprintf(x->why, sizeof x->why, "invalid JSON in the event stream (%s) after %zu bytes",
+             je.text, x->received);
+    json_decref(j);
+    return 1;
+  }
+  if (json_object_get(j, "error")) {
+    rc = error_object(x, json_object_get(j, "error"));
+    goto out;
+  }
+  kope_llm_usage(json_object_get(j, "usage"), x->r);
+  ch = json_array_get(json_object_get(j, "choices"), 0);
+  c = json_object_get(json_object_get(ch, "delta"), "content");
+  if (json_is_string(c))
+    kope_buf_puts(&x->text, json_string_value(c));
+  fr = json_object_get(ch, "finish_reason");
+  if (json_is_string(fr))
+    set_finish(x, json_string_value(fr));
+out:
+  json_decref(j);
+  return rc;
+}
+
+static int oa_body(llm_xfer *x, const char *body)
+{
+  json_t *j = json_loads(body, 0, NULL), *ch, *c, *fr;
+  char ex[200];
+  int rc = 0;
+
+  if (!json_is_object(j)) {
+    kope_llm_excerpt(body, ex, sizeof ex);
+    snprintf(x->why, sizeof x->why, "the reply is not a JSON object: %s", ex);
+    x->bad = 1;
+    rc = -1;
+    goto out;
+  }
+  if (json_object_get(j, "error")) {
+    error_object(x, json_object_get(j, "error"));
+    rc = -1;
+    goto out;
+  }
+  kope_llm_usage(json_object_get(j, "usage"), x->r);
+  ch = json_array_get(json_object_get(j, "choices"), 0);
+  c = json_object_get(json_object_get(ch, "message"), "content");
+  if (!json_is_string(c) && !json_is_null(c)) {
+    snprintf(x->why, sizeof x->why, "the reply has no choices[0].message.content");
+    x->bad = 1;
+    rc = -1;
+    goto out;
+  }
+  kope_buf_puts(&x->text, json_is_string(c) ? json_string_value(c) : "");
+  fr = json_object_get(ch, "finish_reason");
+  if (json_is_string(fr))
+    set_finish(x, json_string_value(fr));
+out:
+  json_decref(j);
+  return rc;
+}
+
+const llm_proto kope_llm_openai = {oa_request, oa_headers, oa_event, oa_body};
