@@ -10,6 +10,7 @@ PKGS=(
   libcmocka-dev libseccomp-dev
   libopenblas-dev libdnnl-dev
   libomp-dev binutils python3 graphviz
+  chromium fonts-dejavu-core
 )
 
 missing=()

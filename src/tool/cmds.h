@@ -10,5 +10,7 @@ int kope_cmd_ops(int argc, char **argv);
 int kope_cmd_eval(int argc, char **argv);
 int kope_cmd_memory(int argc, char **argv);
 int kope_cmd_optimize(int argc, char **argv);
+int kope_cmd_bench(int argc, char **argv);
+int kope_cmd_report(int argc, char **argv);
 
 #endif

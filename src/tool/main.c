@@ -19,6 +19,8 @@ static const struct subcmd subcmds[] = {
   {"eval", kope_cmd_eval, "compile, check and time a candidate kernel"},
   {"optimize", kope_cmd_optimize, "optimize an operator's kernel with the agent loop"},
   {"memory", kope_cmd_memory, "inspect and manage the experience memory"},
+  {"bench", kope_cmd_bench, "benchmark configurations side by side (results JSON)"},
+  {"report", kope_cmd_report, "render bench results as HTML or Markdown"},
   {NULL, NULL, NULL}
 };
 
