@@ -2,8 +2,9 @@
  * sdpa_causal — seed kernel, causal mask:
  *   o[b][i] = sum_{j <= i} softmax_j(q[b][i] . k[b][j] / sqrt(d)) v[b][j]
  *
- * One query row at a time. Query i sees keys 0..i only. ALGO 0 materializes the row of i+1 scores in a
- * scratch buffer (max, exp and sum, then the weighted sum of v rows);
+ * One query row at a time; query i sees keys 0..i only. ALGO 0
+ * materializes the row of i+1 scores in a scratch buffer (max, exp and
+ * sum, then the weighted sum of v rows);
  * ALGO 1 is the online (flash-attention style) form: keys in blocks of
  * BJ, a running maximum, normalizer and output accumulator that are
  * rescaled whenever the maximum grows, so the scratch is BJ scores. Dot
