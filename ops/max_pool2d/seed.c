@@ -8,7 +8,9 @@
  * at -infinity; every kernel tap folds its input values into the valid
  * columns (those whose input column is inside the image, so the padding
  * is never compared) with one pass of a branch-free max (optionally
- * `omp simd`).
+ * `omp simd`). Row passes pay a fixed cost per tap, which dominates on
+ * narrow outputs, so ALGO can instead compute each output with the plain
+ * window loop (ALGO 2 picks by output width).
  */
 #include <stdint.h>
 #include <math.h>
@@ -17,6 +19,7 @@
 #define RB 4         // @knob layer=tiling values=1,4,16 "output rows per work item"
 #define OWB 128      // @knob layer=tiling values=32,128,512 "output columns per block"
 #define SIMD 1       // @knob layer=vectorize values=0,1 "omp simd on the column loop"
+#define ALGO 2       // @knob layer=algorithm values=0,1,2 "0 window loop per output, 1 tap-outer row passes, 2 row passes only when ow >= 16"
 
 #define MP_PRAGMA_(x) _Pragma(#x)
 #define MP_PRAGMA(x) MP_PRAGMA_(x)
@@ -32,6 +35,23 @@ static int64_t mp_max(int64_t a, int64_t b) { return a > b ? a : b; }
 typedef struct {
     int64_t ih, iw, kh, kw, stride, pad, oh, ow;
 } mp_shape;
+
+/* One output by the plain window loop (taps inside the input only). */
+static float mp_direct(const mp_shape *sh, const float *restrict xp,
+                       int64_t r, int64_t s)
+{
+    float m = -INFINITY;
+    for (int64_t i = mp_max(0, sh->pad - r * sh->stride);
+         i < mp_min(sh->kh, sh->ih + sh->pad - r * sh->stride); i++) {
+        const float *xr = xp + (r * sh->stride - sh->pad + i) * sh->iw;
+        for (int64_t j = mp_max(0, sh->pad - s * sh->stride);
+             j < mp_min(sh->kw, sh->iw + sh->pad - s * sh->stride); j++) {
+            const float v = xr[s * sh->stride - sh->pad + j];
+            m = v > m ? v : m;
+        }
+    }
+    return m;
+}
 
 /* Output row r, columns [s0, s1), of one plane. */
 static void mp_block(const mp_shape *sh, const float *restrict xp,
@@ -71,13 +91,21 @@ void max_pool2d(const float *x, float *y, int64_t n, int64_t c, int64_t ih,
                          (ih + 2 * pad - kh) / stride + 1,
                          (iw + 2 * pad - kw) / stride + 1};
     const int64_t nb = (sh.oh + RB - 1) / RB, items = n * c * nb;
+    const int rows = ALGO == 1 || (ALGO == 2 && sh.ow >= 16);
     const int par = PARALLEL && items > 1 && n * c * sh.oh * sh.ow * kh * kw >= 65536;
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
         const int64_t plane = it / nb, r0 = (it % nb) * RB;
-        for (int64_t r = r0; r < mp_min(sh.oh, r0 + RB); r++)
+        const float *xp = x + plane * ih * iw;
+        float *yp = y + plane * sh.oh * sh.ow;
+        for (int64_t r = r0; r < mp_min(sh.oh, r0 + RB); r++) {
+            if (!rows) {
+                for (int64_t s = 0; s < sh.ow; s++)
+                    yp[r * sh.ow + s] = mp_direct(&sh, xp, r, s);
+                continue;
+            }
             for (int64_t s0 = 0; s0 < sh.ow; s0 += OWB)
-                mp_block(&sh, x + plane * ih * iw, y + plane * sh.oh * sh.ow,
-                         r, s0, mp_min(sh.ow, s0 + OWB));
+                mp_block(&sh, xp, yp, r, s0, mp_min(sh.ow, s0 + OWB));
+        }
     }
 }
