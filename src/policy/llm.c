@@ -31,6 +31,19 @@ typedef struct llm_policy {
   int64_t extra_in, extra_out;   /* reflection tokens not yet handed over */
 } llm_policy;
 
+/* Structured output for OpenAI-compatible servers (--llm-json). */
+static const char reply_schema[] =
+    "{\"type\": \"json_schema\", \"json_schema\": {\"name\": \"kope_candidate\", "
+    "\"strict\": true, \"schema\": {\"type\": \"object\", \"properties\": {"
+    "\"layer\": {\"type\": \"string\"}, \"thought_id\": {\"type\": \"string\"}, "
+    "\"title\": {\"type\": \"string\"}, \"rationale\": {\"type\": \"string\"}, "
+    "\"source\": {\"type\": \"string\"}}, \"required\": [\"layer\", \"thought_id\", "
+    "\"title\", \"rationale\", \"source\"], \"additionalProperties\": false}}}";
+
+static const char json_note[] =
+    "\nReply with one JSON object instead: {\"layer\", \"thought_id\", \"title\", "
+    "\"rationale\", \"source\"}, where source is the complete kernel file.\n";
+
 /* ---- proposals ---- */
 
 static void usage_or_estimate(const kope_ctx *ctx, const char *sys, const char *user,
@@ -70,6 +83,11 @@ static int ask_llm(llm_policy *lp, const kope_ctx *ctx, kope_proposal *out, kope
 
   if ((rc = kope_ctx_render(ctx, &sys, &user, err)) != KOPE_OK)
     return rc;
+  if (lp->base.o.json_reply) {
+    char *s2 = kope_sprintf("%s%s", sys, json_note);
+    free(sys);
+    sys = s2;
+  }
   kope_err_clear(&e);
   rc = kope_llm_chat(lp->llm, sys, user, &r, &e);
   usage_or_estimate(ctx, sys, user, &r, out);
@@ -228,6 +246,7 @@ static void llm_opts(const kope_policy_opts *o, kope_llm_opts *lo)
     lo->backoff_s = o->backoff_s;
   lo->retries = o->retries;
   lo->seed = o->seed;
+  lo->response_format = o->json_reply ? reply_schema : NULL;
 }
 
 kope_policy *kope_policy_llm_new(const kope_policy_opts *o, int with_tuner, kope_err *err)

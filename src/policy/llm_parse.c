@@ -10,13 +10,16 @@
  * thought is inferred from what the candidate adds over the incumbent
  * (OpenMP, intrinsics, prefetch, blocking...) and marked inferred. A reply
  * without a usable kernel yields no_kernel with the reason and the start
- * of the reply, which becomes the next step's feedback.
+ * of the reply, which becomes the next step's feedback. A reply that is a
+ * JSON object (structured output, --llm-json) is read by its fields
+ * layer, thought_id, title, rationale and source.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <jansson.h>
 #include "policy/llm_int.h"
 
 typedef struct block {
@@ -332,6 +335,53 @@ static void no_kernel(kope_proposal *out, const char *why, const char *reply)
                                 reply && strlen(reply) >= sizeof ex - 1 ? "..." : "");
 }
 
+static char *jstr(json_t *j, const char *key)
+{
+  const char *s = json_string_value(json_object_get(j, key));
+  return s && *s ? kope_strdup(s) : NULL;
+}
+
+/* {"layer", "thought_id", "title", "rationale", "source"}: 1 kernel, 0
+ * no kernel (no_kernel set), -1 not such an object. */
+static int parse_json(const char *reply, const char *op, const char *inc, kope_proposal *out)
+{
+  json_t *j;
+  char *raw;
+  int rc = -1;
+
+  while (*reply == ' ' || *reply == '\n' || *reply == '\r' || *reply == '\t')
+    reply++;
+  if (*reply != '{' || !(j = json_loads(reply, JSON_DISABLE_EOF_CHECK, NULL)))
+    return -1;
+  if (json_is_object(j) && json_is_string(json_object_get(j, "source"))) {
+    const char *src = json_string_value(json_object_get(j, "source"));
+    rc = defines(src, strlen(src), op);
+    if (rc) {
+      out->source = kope_strdup(src);
+      out->layer = (raw = jstr(j, "layer")) ? clean_layer(raw) : NULL;
+      free(raw);
+      out->thought_id = (raw = jstr(j, "thought_id")) ? clean_id(raw, out->layer) : NULL;
+      free(raw);
+      out->title = jstr(j, "title");
+      out->rationale = jstr(j, "rationale");
+      if (!out->thought_id)
+        infer(out, src, inc);
+      if (!out->layer)
+        out->layer = kope_strndup(out->thought_id, strcspn(out->thought_id, "."));
+      if (!out->title)
+        out->title = kope_strdup(out->thought_id);
+      if (!out->rationale)
+        out->rationale = kope_strdup("(the reply gave no rationale)");
+    } else {
+      char *why = kope_sprintf("the JSON reply's source does not define %s()", op);
+      no_kernel(out, why, reply);
+      free(why);
+    }
+  }
+  json_decref(j);
+  return rc;
+}
+
 int kope_llm_parse_reply(const char *reply, const char *op, const char *inc, kope_proposal *out)
 {
   parsed ps;
@@ -339,6 +389,9 @@ int kope_llm_parse_reply(const char *reply, const char *op, const char *inc, kop
   int unclosed, i, found = 0;
   char *why = NULL;
 
+  if (reply && (found = parse_json(reply, op, inc, out)) >= 0)
+    return found;
+  found = 0;
   memset(&ps, 0, sizeof ps);
   scan(reply ? reply : "", &ps);
   if ((b = pick(&ps, op, &unclosed)))

@@ -9,7 +9,7 @@
 # one Case per evaluation, and the store passes its check.
 . "$(dirname "$0")/../lib.sh"
 . "$KOPE_SRC/tests/llm/lib.sh"
-OPS="$KOPE_SRC/tests/ops"
+OPS="$KOPE_SRC/tests/llm/ops"   # scale2 with small cases only
 export KOPE_LLM_API_KEY="sk-kope-test-SECRET-b41d"
 FAST=(--eval-seeds 1 --case-budget 0.02 --budget-evals 1 --json)
 GOOD='{"kernel": "fast.c", "header": {"THOUGHT": "algorithm.single_pass", "TITLE": "one pass"}}'

@@ -7,7 +7,7 @@
 # requests carry; llm+tuner; the API key never leaves the request header.
 . "$(dirname "$0")/../lib.sh"
 . "$KOPE_SRC/tests/llm/lib.sh"
-OPS="$KOPE_SRC/tests/ops"
+OPS="$KOPE_SRC/tests/llm/ops"   # scale2 with small cases only
 export KOPE_LLM_API_KEY="sk-kope-test-SECRET-7f3a9c"
 FAST=(--eval-seeds 1 --case-budget 0.02)
 
@@ -112,11 +112,29 @@ expect_eq "step 2 is the tuner's move on the LLM's knob" \
 expect_eq "then the LLM again (2 requests)" "$(requests)" 2
 expect_eq "its prose-only reply is a no_kernel case" "$(q "$T/s4.db" "select verdict from cases where step=3")" no_kernel
 
-# 6. --dry-run renders the prompt without calling the model.
+# 6. Structured (JSON) replies and LLM reflection in the Journal, counted as tokens.
+script "$T/s5.json" <<'J'
+[{"json_kernel": "fast.c", "header": {"layer": "algorithm", "thought_id": "algorithm.single_pass",
+  "title": "one pass", "rationale": "eight passes are seven too many"}, "usage": [1000, 100]},
+ {"text": "Removing the repeated passes cut the memory traffic eightfold.\nDIGEST: drop redundant passes over the data.", "usage": [300, 20]}]
+J
+start_server "$T/s5.json"
+expect_exit 0 "json replies with reflection" -- "$KOPE" optimize scale2 --ops-dir "$OPS" \
+  --db "$T/s5.db" --policy llm --llm-url "$URL" --llm-model test-coder --llm-json --llm-reflect \
+  --budget-evals 1 "${FAST[@]}" --json
+expect_eq "response_format json_schema sent" "$(req 0 "r['body']['response_format']['type']")" json_schema
+expect_eq "JSON reply read" "$(q "$T/s5.db" "select verdict||','||thought_id||','||rationale from cases where step=1")" \
+  "correct,algorithm.single_pass,eight passes are seven too many"
+expect_eq "reflection asked after the evaluation" "$(req 1 "'Verdict: correct' in r['body']['messages'][1]['content']")" True
+expect_match "reflection in the Journal" <(q "$T/s5.db" "select body from journals j join cases c on j.case_id=c.id where c.step=1") \
+  "Interpretation \(openai:test-coder\).*eightfold"
+expect_eq "reflection tokens counted" "$(json_get "(d['tokens_in'], d['tokens_out'])")" "(1300, 120)"
+
+# 7. --dry-run renders the prompt without calling the model.
 expect_exit 0 "dry run with the llm policy" -- "$KOPE" optimize scale2 --ops-dir "$OPS" --db "$DB" \
   --policy llm --llm-url "$URL" --llm-model test-coder --dry-run
 expect_match "dry run shows tokens per tier" "$T/out" "tokens per tier: hot [0-9]+, warm [0-9]+, cold [0-9]+"
-expect_eq "dry run sent nothing" "$(requests)" 2
+expect_eq "dry run sent nothing" "$(requests)" 2  # the two of section 6
 expect_exit 2 "unknown provider" -- "$KOPE" optimize scale2 --ops-dir "$OPS" --db "$DB" \
   --policy llm --llm-provider nope --llm-model x
 expect_exit 2 "no model" -- "$KOPE" optimize scale2 --ops-dir "$OPS" --db "$DB" --policy llm --llm-url "$URL"

@@ -19,6 +19,8 @@ Each reply is an object:
   text        the model's text, or
   kernel      a file under tests/llm/kernels, wrapped with "header" lines
               (a dict LAYER/THOUGHT/TITLE/RATIONALE) in a ```c fence
+  json_kernel a kernel file as a JSON object reply: "header" fields plus
+              "source"
   finish      finish reason (default "stop" / "end_turn")
   usage       [input_tokens, output_tokens] (default [1000, len(text)//4])
   stall_after stream this many characters of text, then go silent
@@ -42,6 +44,9 @@ STATE = {"next": 0}
 
 
 def reply_text(r):
+    if "json_kernel" in r:
+        code = open(os.path.join(HERE, "kernels", r["json_kernel"])).read()
+        return json.dumps(dict(r.get("header", {}), source=code))
     if "kernel" in r:
         head = "".join(f"{k}: {v}\n" for k, v in r.get("header", {}).items())
         code = open(os.path.join(HERE, "kernels", r["kernel"])).read()

@@ -156,6 +156,26 @@ static void test_unusable(void **state)
   kope_proposal_release(&p);
 }
 
+static void test_json(void **state)
+{
+  kope_proposal p;
+  (void)state;
+
+  memset(&p, 0, sizeof p);
+  assert_int_equal(kope_llm_parse_reply("{\"layer\": \"parallel\", \"thought_id\": "
+                                        "\"parallel.rows\", \"title\": \"t\", \"rationale\":"
+                                        " \"r\", \"source\": \"void relu(const float *x, "
+                                        "float *y, long n) { }\"}", "relu", NULL, &p), 1);
+  assert_string_equal(p.thought_id, "parallel.rows");
+  assert_string_equal(p.layer, "parallel");
+  assert_string_equal(p.source, "void relu(const float *x, float *y, long n) { }");
+  kope_proposal_release(&p);
+  memset(&p, 0, sizeof p);
+  assert_int_equal(kope_llm_parse_reply("{\"source\": \"int x;\"}", "relu", NULL, &p), 0);
+  assert_contains(p.no_kernel, "does not define relu()");
+  kope_proposal_release(&p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -165,6 +185,7 @@ int main(void)
     cmocka_unit_test(test_unfenced),
     cmocka_unit_test(test_inferred),
     cmocka_unit_test(test_unusable),
+    cmocka_unit_test(test_json),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
