@@ -9,7 +9,9 @@
  * accumulator array; every kernel tap adds weight * input to the valid
  * columns (those whose input column is inside the image, so the padding
  * costs nothing) in one unit-stride pass (optionally `omp simd`). The bias
- * is added when the block is stored.
+ * is added when the block is stored. Row passes pay a fixed cost per tap,
+ * which dominates on narrow outputs, so ALGO can instead compute each
+ * output with the plain window loop (ALGO 2 picks by output width).
  */
 #include <stdint.h>
 
@@ -17,6 +19,7 @@
 #define RB 4         // @knob layer=tiling values=1,4,16 "output rows per work item"
 #define OWB 128      // @knob layer=tiling values=32,128,512 "output columns per accumulator block"
 #define SIMD 1       // @knob layer=vectorize values=0,1 "omp simd on the column loop"
+#define ALGO 2       // @knob layer=algorithm values=0,1,2 "0 window loop per output, 1 tap-outer row passes, 2 row passes only when ow >= 8"
 
 #define DW_PRAGMA_(x) _Pragma(#x)
 #define DW_PRAGMA(x) DW_PRAGMA_(x)
@@ -32,6 +35,23 @@ static int64_t dw_max(int64_t a, int64_t b) { return a > b ? a : b; }
 typedef struct {
     int64_t ih, iw, kh, kw, stride, pad, oh, ow;
 } dw_shape;
+
+/* One output by the plain window loop (taps inside the input only). */
+static float dw_direct(const dw_shape *sh, const float *restrict xp,
+                       const float *restrict wp, float bias, int64_t r,
+                       int64_t s)
+{
+    float sum = 0.0f;
+    for (int64_t i = dw_max(0, sh->pad - r * sh->stride);
+         i < dw_min(sh->kh, sh->ih + sh->pad - r * sh->stride); i++) {
+        const float *xr = xp + (r * sh->stride - sh->pad + i) * sh->iw +
+                          s * sh->stride - sh->pad;
+        for (int64_t j = dw_max(0, sh->pad - s * sh->stride);
+             j < dw_min(sh->kw, sh->iw + sh->pad - s * sh->stride); j++)
+            sum += wp[i * sh->kw + j] * xr[j];
+    }
+    return sum + bias;
+}
 
 /* Output row r, columns [s0, s1), of one (image, channel) plane. */
 static void dw_block(const dw_shape *sh, const float *restrict xp,
@@ -71,15 +91,23 @@ void conv2d_depthwise(const float *x, const float *w, const float *bias,
                          (ih + 2 * pad - kh) / stride + 1,
                          (iw + 2 * pad - kw) / stride + 1};
     const int64_t nb = (sh.oh + RB - 1) / RB, items = n * c * nb;
+    const int rows = ALGO == 1 || (ALGO == 2 && sh.ow >= 8);
     const int par = PARALLEL && items > 1 && n * c * sh.oh * sh.ow * kh * kw >= 65536;
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
         const int64_t plane = it / nb, ch = plane % c, r0 = (it % nb) * RB;
         const float *xp = x + plane * ih * iw;
         float *yp = y + plane * sh.oh * sh.ow;
-        for (int64_t r = r0; r < dw_min(sh.oh, r0 + RB); r++)
+        for (int64_t r = r0; r < dw_min(sh.oh, r0 + RB); r++) {
+            if (!rows) {
+                for (int64_t s = 0; s < sh.ow; s++)
+                    yp[r * sh.ow + s] = dw_direct(&sh, xp, w + ch * kh * kw,
+                                                  bias[ch], r, s);
+                continue;
+            }
             for (int64_t s0 = 0; s0 < sh.ow; s0 += OWB)
                 dw_block(&sh, xp, w + ch * kh * kw, bias[ch], yp, r, s0,
                          dw_min(sh.ow, s0 + OWB));
+        }
     }
 }

@@ -19,7 +19,7 @@
 #define RB 4         // @knob layer=tiling values=1,4,16 "output rows per work item"
 #define OWB 128      // @knob layer=tiling values=32,128,512 "output columns per block"
 #define SIMD 1       // @knob layer=vectorize values=0,1 "omp simd on the column loop"
-#define ALGO 2       // @knob layer=algorithm values=0,1,2 "0 window loop per output, 1 tap-outer row passes, 2 row passes only when ow >= 16"
+#define ALGO 2       // @knob layer=algorithm values=0,1,2 "0 window loop per output, 1 tap-outer row passes, 2 row passes only when ow >= 8"
 
 #define MP_PRAGMA_(x) _Pragma(#x)
 #define MP_PRAGMA(x) MP_PRAGMA_(x)
@@ -91,7 +91,7 @@ void max_pool2d(const float *x, float *y, int64_t n, int64_t c, int64_t ih,
                          (ih + 2 * pad - kh) / stride + 1,
                          (iw + 2 * pad - kw) / stride + 1};
     const int64_t nb = (sh.oh + RB - 1) / RB, items = n * c * nb;
-    const int rows = ALGO == 1 || (ALGO == 2 && sh.ow >= 16);
+    const int rows = ALGO == 1 || (ALGO == 2 && sh.ow >= 8);
     const int par = PARALLEL && items > 1 && n * c * sh.oh * sh.ow * kh * kw >= 65536;
 #pragma omp parallel for schedule(static) if (par)
     for (int64_t it = 0; it < items; it++) {
