@@ -259,6 +259,7 @@ void kope_llm_free(kope_llm *l)
   free(l->max_field);
   free(l->response_format);
   free(l);
+  curl_global_cleanup();   /* pairs with the init in kope_llm_new (reference counted) */
 }
 
 const char *kope_llm_name(const kope_llm *l) { return l->name; }

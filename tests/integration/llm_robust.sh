@@ -58,6 +58,15 @@ run r500 0 "500 then success" --llm-provider anthropic --llm-url "$URL" "${FAST[
 expect_eq "500: retried once" "$(requests)" 2
 expect_eq "500: the kernel was evaluated" "$(step1 verdict)" correct
 
+# An Anthropic stream that reports overloaded_error mid-way is retried.
+script "$T/b1.json" <<J
+[{"sse": "event: message_start\ndata: {\"type\": \"message_start\", \"message\": {\"usage\": {\"input_tokens\": 5}}}\n\nevent: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n"}, $GOOD]
+J
+start_server "$T/b1.json"
+run r529 0 "overloaded error event then success" --llm-provider anthropic --llm-url "$URL" "${FAST[@]}"
+expect_eq "overloaded: retried once" "$(requests)" 2
+expect_eq "overloaded: the kernel was evaluated" "$(step1 verdict)" correct
+
 # 500 every time: retries run out, the step is a no_kernel Case, kope goes on.
 script "$T/b2.json" <<'J'
 [{"status": 503, "body": "{\"error\": {\"message\": \"overloaded, try later\"}}"}]

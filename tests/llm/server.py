@@ -26,6 +26,7 @@ Each reply is an object:
   stall_after stream this many characters of text, then go silent
   bad_json_after  after this many characters, send a malformed event
   body        raw body for mode "raw" or error statuses
+  sse         raw event-stream text sent as is (mode "sse")
 Every request is appended to LOG as one JSON line: time, path, headers,
 body (parsed), and the index of the reply served.
 """
@@ -178,6 +179,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        if "sse" in r:
+            self.chunk(r["sse"])
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+            return
         sent = 0
         for name, data in self.events(r, anthropic, req):
             payload = data if isinstance(data, str) else json.dumps(data)
