@@ -1,0 +1,21 @@
+/*
+ * mish — trusted reference (plain C, double precision).
+ *
+ * Each element is computed in double from the fp32 input and rounded once
+ * to fp32, so the reference's own error is far below any fp32 kernel's.
+ * See op.json's description for the exact definition.
+ */
+#include <math.h>
+#include <stdint.h>
+
+static double mish_ref(float xf)
+{
+    double v = xf;
+    return v * tanh(log1p(exp(v)));
+}
+
+void mish(const float *x, float *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (float)mish_ref(x[i]);
+}

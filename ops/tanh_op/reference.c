@@ -1,0 +1,21 @@
+/*
+ * tanh_op — trusted reference (plain C, double precision).
+ *
+ * Each element is computed in double from the fp32 input and rounded once
+ * to fp32, so the reference's own error is far below any fp32 kernel's.
+ * See op.json's description for the exact definition.
+ */
+#include <math.h>
+#include <stdint.h>
+
+static double tanh_op_ref(float xf)
+{
+    double v = xf;
+    return tanh(v);
+}
+
+void tanh_op(const float *x, float *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (float)tanh_op_ref(x[i]);
+}
