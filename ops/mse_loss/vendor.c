@@ -1,10 +1,9 @@
 /*
- * mse_loss — vendor baseline from two oneDNN (2.6) primitives on the
- * flat input viewed as a [1 x n] tensor:
+ * mse_loss — vendor baseline from two oneDNN (2.6) primitives:
  *
- *   1. binary_sub(pred, target) with an eltwise_square post-op:
- *      s = (pred - target)^2 into a cached [1 x n] scratch buffer;
- *   2. reduction_mean over axis 1: y = mean(s).
+ *   1. binary_sub(pred, target) on 1-D [n] tensors with an eltwise_square
+ *      post-op: s = (pred - target)^2 into a cached scratch buffer;
+ *   2. reduction_mean of s viewed as [1 x n] over axis 1: y = mean(s).
  *
  * oneDNN has no loss primitive; this is the composition a framework on
  * oneDNN would run. oneDNN's reduction rejects equal source and
@@ -87,14 +86,16 @@ static void mse_setup(int64_t n)
     MSE_DNNL_CHECK(dnnl_primitive_attr_create(&attr));
     MSE_DNNL_CHECK(dnnl_primitive_attr_set_post_ops(attr, ops));
     dnnl_binary_desc_t bdesc;
-    MSE_DNNL_CHECK(dnnl_binary_desc_init(&bdesc, dnnl_binary_sub, &fmd, &fmd, n > 1 ? &fmd : &ymd));
+    MSE_DNNL_CHECK(dnnl_binary_desc_init(&bdesc, dnnl_binary_sub, &fmd, &fmd, &fmd));
     mse_sub = mse_make(&bdesc, attr);
     dnnl_primitive_attr_destroy(attr);
     dnnl_post_ops_destroy(ops);
 
     MSE_DNNL_CHECK(dnnl_memory_create(&mse_p, &fmd, mse_engine, DNNL_MEMORY_NONE));
     MSE_DNNL_CHECK(dnnl_memory_create(&mse_t, &fmd, mse_engine, DNNL_MEMORY_NONE));
-    MSE_DNNL_CHECK(dnnl_memory_create(&mse_y, &ymd, mse_engine, DNNL_MEMORY_NONE));
+    /* y is [1 x 1] for the reduction, or the binary's [1] dst when n == 1. */
+    MSE_DNNL_CHECK(dnnl_memory_create(&mse_y, n > 1 ? &ymd : &fmd, mse_engine,
+                                      DNNL_MEMORY_NONE));
     if (n > 1) {
         dnnl_reduction_desc_t rdesc;
         MSE_DNNL_CHECK(dnnl_reduction_desc_init(&rdesc, dnnl_reduction_mean, &xmd,
