@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <oneapi/dnnl/dnnl.h>
 
-#define HINGE_DNNL_CHECK(call)                                                   \
+#define HINGE_DNNL_CHECK(call)                                                 \
     do {                                                                       \
         dnnl_status_t st_ = (call);                                            \
         if (st_ != dnnl_success) {                                             \
