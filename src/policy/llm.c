@@ -5,8 +5,10 @@
  * reply is parsed into a proposal (llm_parse.c); anything unusable — no
  * code, a reply cut off by the length limit, a provider failure that
  * retries did not cure, a command that hung — becomes a no_kernel
- * proposal with the reason, so the agent records a Case and goes on. Only
- * an unreachable or refusing provider (KOPE_EENV) ends the session.
+ * proposal with the reason, so the agent records a Case and goes on. An
+ * unreachable or refusing provider (KOPE_EENV) ends the session, and so
+ * does a provider that failed on LLM_MAX_FAIL_STREAK steps in a row (so an
+ * unlimited budget cannot spin on a broken server).
  * Tokens are the provider's usage, or estimates when it reports none.
  * Optional reflection: after each evaluation a short second call writes
  * the Journal's interpretation and a digest line; its tokens count against
@@ -29,7 +31,11 @@ typedef struct llm_policy {
   kope_policy *tuner;      /* llm+tuner */
   int tuner_left, last_from_tuner;
   int64_t extra_in, extra_out;   /* reflection tokens not yet handed over */
+  int fail_streak;         /* consecutive steps without a reply */
+  char last_fail[512];
 } llm_policy;
+
+#define LLM_MAX_FAIL_STREAK 3
 
 /* Structured output for OpenAI-compatible servers (--llm-json). */
 static const char reply_schema[] =
@@ -92,9 +98,11 @@ static int ask_llm(llm_policy *lp, const kope_ctx *ctx, kope_proposal *out, kope
   rc = kope_llm_chat(lp->llm, sys, user, &r, &e);
   usage_or_estimate(ctx, sys, user, &r, out);
   out->seconds = r.seconds;
+  lp->fail_streak = rc == KOPE_EREJECT ? lp->fail_streak + 1 : 0;
   if (rc == KOPE_OK) {
     from_reply(ctx, &r, out);
   } else if (rc == KOPE_EREJECT) {
+    snprintf(lp->last_fail, sizeof lp->last_fail, "%.500s", e.msg);
     char ex[200];
     kope_llm_excerpt(r.text, ex, sizeof ex);
     out->no_kernel = kope_sprintf("no usable reply: %s%s%s%s", e.msg, *ex ? "; received: \"" : "",
@@ -133,6 +141,9 @@ static int llm_propose(kope_policy *p, const kope_ctx *ctx, kope_proposal *out, 
     kope_proposal_release(out);
     lp->tuner_left = 0;   /* nothing to tune on the incumbent: back to the LLM */
   }
+  if (lp->fail_streak >= LLM_MAX_FAIL_STREAK)
+    return kope_err_set(err, KOPE_EENV, "the provider failed on %d steps in a row; last: %s",
+                        lp->fail_streak, lp->last_fail);
   return ask_llm(lp, ctx, out, err);
 }
 

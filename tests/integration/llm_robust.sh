@@ -78,6 +78,13 @@ expect_eq "503: no_kernel case" "$(step1 verdict)" no_kernel
 expect_match "503: the reason names the status and body" <(step1 feedback) "HTTP 503.*overloaded"
 no_case_lost 503
 
+# A provider that fails step after step ends the session after 3 such steps.
+start_server "$T/b2.json"
+run r503x 3 "503 on every step" --llm-url "$URL" --llm-retries 0 --eval-seeds 1 --case-budget 0.02 --budget-evals 6
+expect_match "503 x3: says why" "$T/err" "failed on 3 steps in a row; last: .*HTTP 503"
+expect_eq "503 x3: three no_kernel cases kept" "$(q "$DB" "select count(*) from cases where verdict='no_kernel'")" 3
+expect_eq "503 x3: three requests" "$(requests)" 3
+
 # 400: not retried, the error body shown, the session stops (exit 3) with the seed kept.
 script "$T/c.json" <<'J'
 [{"status": 400, "body": "{\"error\": {\"message\": \"model 'test-coder' does not exist\"}}"}]
