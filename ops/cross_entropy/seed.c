@@ -7,13 +7,14 @@
  * row loss m + log(s) - l[t]. ONLINE 1 fuses the max and the sum into one
  * pass that rescales the running sum whenever the maximum grows. Row
  * losses are added in double, rows spread over OpenMP threads when
- * PARALLEL. Every combination of knob values is correct to the spec's
- * tolerance.
+ * PARALLEL and there are at least PAR_MIN logits. Every combination of
+ * knob values is correct to the spec's tolerance.
  */
 #include <math.h>
 #include <stdint.h>
 
 #define PARALLEL 1   // @knob layer=parallel values=0,1 "distribute rows across OpenMP threads"
+#define PAR_MIN 32768 // @knob layer=parallel values=4096,32768,262144 "fewest logits worth an OpenMP region"
 #define SIMD 1       // @knob layer=vectorize values=0,1 "omp simd on the max and exp-sum loops"
 #define ONLINE 0     // @knob layer=algorithm values=0,1 "0 max pass then exp-sum pass, 1 one online max+sum pass"
 
@@ -54,8 +55,13 @@ void cross_entropy(const float *logits, const int64_t *target, float *y,
                    int64_t rows, int64_t classes)
 {
     double total = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : total) if (PARALLEL && rows > 1)
-    for (int64_t r = 0; r < rows; r++)
-        total += ce_row(logits + r * classes, classes, target[r]);
+    if (PARALLEL && rows > 1 && rows * classes >= PAR_MIN) {
+#pragma omp parallel for schedule(static) reduction(+ : total)
+        for (int64_t r = 0; r < rows; r++)
+            total += ce_row(logits + r * classes, classes, target[r]);
+    } else {
+        for (int64_t r = 0; r < rows; r++)
+            total += ce_row(logits + r * classes, classes, target[r]);
+    }
     y[0] = (float)(total / (double)rows);
 }

@@ -41,11 +41,19 @@ void hinge_loss(const float *pred, const float *target, float *y, int64_t n)
 {
     const int64_t nb = (n + BLOCK - 1) / BLOCK;
     double total = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : total) if (PARALLEL && nb > 1)
-    for (int64_t b = 0; b < nb; b++) {
-        const int64_t lo = b * (int64_t)BLOCK;
-        const int64_t len = n - lo < BLOCK ? n - lo : BLOCK;
-        total += hinge_block(pred + lo, target + lo, len);
+    if (PARALLEL && nb > 1) {
+#pragma omp parallel for schedule(static) reduction(+ : total)
+        for (int64_t b = 0; b < nb; b++) {
+            const int64_t lo = b * (int64_t)BLOCK;
+            const int64_t len = n - lo < BLOCK ? n - lo : BLOCK;
+            total += hinge_block(pred + lo, target + lo, len);
+        }
+    } else { /* one block, or serial: no OpenMP region (its fixed cost) */
+        for (int64_t b = 0; b < nb; b++) {
+            const int64_t lo = b * (int64_t)BLOCK;
+            const int64_t len = n - lo < BLOCK ? n - lo : BLOCK;
+            total += hinge_block(pred + lo, target + lo, len);
+        }
     }
     y[0] = (float)(total / (double)n);
 }

@@ -8,13 +8,15 @@
  * sum_j p_j (lse - l_j) = lse * sum_j p_j - sum_j p_j l_j, two
  * independent sums in one pass, computed relative to m for accuracy:
  * (lse - m) * P - sum_j p_j (l_j - m). Sums are fp32, split across SIMD
- * lanes when SIMD; rows are the OpenMP work items. Every combination of
- * knob values is correct to the spec's tolerance.
+ * lanes when SIMD; rows are the OpenMP work items when PARALLEL and there
+ * are at least PAR_MIN logits. Every combination of knob values is
+ * correct to the spec's tolerance.
  */
 #include <math.h>
 #include <stdint.h>
 
 #define PARALLEL 1   // @knob layer=parallel values=0,1 "distribute rows across OpenMP threads"
+#define PAR_MIN 32768 // @knob layer=parallel values=4096,32768,262144 "fewest logits worth an OpenMP region"
 #define SIMD 1       // @knob layer=vectorize values=0,1 "omp simd on the max, exp-sum and label loops"
 #define ONLINE 0     // @knob layer=algorithm values=0,1 "0 max pass then exp-sum pass, 1 one online max+sum pass"
 #define FACTOR 0     // @knob layer=algorithm values=0,1 "1 factor the label sum as (lse-m)*sum(p) - sum(p*(l-m))"
@@ -71,7 +73,12 @@ static float sce_row(const float *restrict l, const float *restrict p,
 void softmax_cross_entropy(const float *logits, const float *labels,
                            float *loss, int64_t rows, int64_t classes)
 {
-#pragma omp parallel for schedule(static) if (PARALLEL && rows > 1)
-    for (int64_t r = 0; r < rows; r++)
-        loss[r] = sce_row(logits + r * classes, labels + r * classes, classes);
+    if (PARALLEL && rows > 1 && rows * classes >= PAR_MIN) {
+#pragma omp parallel for schedule(static)
+        for (int64_t r = 0; r < rows; r++)
+            loss[r] = sce_row(logits + r * classes, labels + r * classes, classes);
+    } else {
+        for (int64_t r = 0; r < rows; r++)
+            loss[r] = sce_row(logits + r * classes, labels + r * classes, classes);
+    }
 }
