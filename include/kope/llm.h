@@ -69,7 +69,7 @@ typedef struct kope_llm_reply {
 void kope_llm_reply_release(kope_llm_reply *r);
 
 /* Caller frees. KOPE_EINPUT for a bad configuration (unknown provider,
- * no model, no command). */
+ * no model, no command); a missing key is reported by the first chat. */
 kope_llm *kope_llm_new(const kope_llm_opts *o, kope_err *err);
 void kope_llm_free(kope_llm *l);
 /* "openai:<model>", "anthropic:<model>", "command" (borrowed). */

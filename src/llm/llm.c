@@ -207,10 +207,6 @@ static int configure(kope_llm *l, const kope_llm_opts *o, kope_err *err)
   if (!key)
     key = env_key(l->kind);
   l->key = key ? kope_strdup(key) : NULL;
-  if (!l->key && (strstr(l->endpoint, "api.openai.com") || strstr(l->endpoint, "api.anthropic.com")))
-    return kope_err_set(err, KOPE_EINPUT, "llm: %s needs an API key: set KOPE_LLM_API_KEY "
-                        "(or %s)", l->endpoint,
-                        l->kind == LLM_OPENAI ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
   l->name = kope_sprintf("%s:%s", l->kind == LLM_OPENAI ? "openai" : "anthropic", l->model);
   return KOPE_OK;
 }
@@ -318,6 +314,16 @@ static void take_text(llm_xfer *x)
   x->r->text = kope_strdup(x->text.data ? x->text.data : "");
 }
 
+/* Hosted endpoints refuse requests without a key: say so before asking
+ * (construction does not insist, so --dry-run works without one). */
+static int need_key(const kope_llm *l, kope_err *err)
+{
+  if (l->key || !(strstr(l->endpoint, "api.openai.com") || strstr(l->endpoint, "api.anthropic.com")))
+    return KOPE_OK;
+  return kope_err_set(err, KOPE_EENV, "llm: %s needs an API key: set KOPE_LLM_API_KEY (or %s)",
+                      l->endpoint, l->kind == LLM_OPENAI ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
+}
+
 static int http_chat(kope_llm *l, const char *system, const char *user, kope_llm_reply *out,
                      kope_err *err)
 {
@@ -368,8 +374,10 @@ int kope_llm_chat(kope_llm *l, const char *system, const char *user, kope_llm_re
   int rc;
 
   memset(out, 0, sizeof *out);
-  rc = l->kind == LLM_COMMAND ? kope_llm_command_run(l, system, user, out, err)
-                              : http_chat(l, system, user, out, err);
+  if (l->kind == LLM_COMMAND)
+    rc = kope_llm_command_run(l, system, user, out, err);
+  else if ((rc = need_key(l, err)) == KOPE_OK)
+    rc = http_chat(l, system, user, out, err);
   if (!out->text)
     out->text = kope_strdup("");
   if (!out->finish_reason)

@@ -118,8 +118,15 @@ static void test_config(void **state)
   unsetenv("OPENAI_API_KEY");
   o.model = "gpt-4o";
   kope_err_clear(&err);
-  assert_null(kope_llm_new(&o, &err));
-  assert_non_null(strstr(err.msg, "KOPE_LLM_API_KEY"));
+  assert_non_null(l = kope_llm_new(&o, &err));   /* a dry run needs no key */
+  {
+    kope_llm_reply r;
+    assert_int_equal(kope_llm_chat(l, "s", "u", &r, &err), KOPE_EENV);
+    assert_non_null(strstr(err.msg, "KOPE_LLM_API_KEY"));
+    assert_int_equal(r.attempts, 0);   /* refused before any request */
+    kope_llm_reply_release(&r);
+  }
+  kope_llm_free(l);
 
   o.url = "http://127.0.0.1:11434";      /* a local server needs no key */
   kope_err_clear(&err);
