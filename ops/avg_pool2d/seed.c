@@ -94,6 +94,25 @@ static void ap_block(const ap_shape *sh, const float *restrict xp,
 #endif
 }
 
+/* Work item it: (plane, band of RB output rows); rows selects row passes
+ * over the per-output window loop. */
+static void ap_item(const ap_shape *sh, const float *x, float *y, int64_t nb,
+                   int rows, int64_t it)
+{
+    const int64_t plane = it / nb, r0 = (it % nb) * RB;
+    const float *xp = x + plane * sh->ih * sh->iw;
+    float *yp = y + plane * sh->oh * sh->ow;
+    for (int64_t r = r0; r < ap_min(sh->oh, r0 + RB); r++) {
+        if (!rows) {
+            for (int64_t s = 0; s < sh->ow; s++)
+                yp[r * sh->ow + s] = ap_direct(sh, xp, r, s);
+            continue;
+        }
+        for (int64_t s0 = 0; s0 < sh->ow; s0 += OWB)
+            ap_block(sh, xp, yp, r, s0, ap_min(sh->ow, s0 + OWB));
+    }
+}
+
 void avg_pool2d(const float *x, float *y, int64_t n, int64_t c, int64_t ih,
                 int64_t iw, int64_t kh, int64_t kw, int64_t stride,
                 int64_t pad)
@@ -103,20 +122,13 @@ void avg_pool2d(const float *x, float *y, int64_t n, int64_t c, int64_t ih,
                          (iw + 2 * pad - kw) / stride + 1};
     const int64_t nb = (sh.oh + RB - 1) / RB, items = n * c * nb;
     const int rows = ALGO == 1 || (ALGO == 2 && sh.ow >= 8);
-    const int par = PARALLEL && items > 1 && n * c * sh.oh * sh.ow * kh * kw >= 65536;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t it = 0; it < items; it++) {
-        const int64_t plane = it / nb, r0 = (it % nb) * RB;
-        const float *xp = x + plane * ih * iw;
-        float *yp = y + plane * sh.oh * sh.ow;
-        for (int64_t r = r0; r < ap_min(sh.oh, r0 + RB); r++) {
-            if (!rows) {
-                for (int64_t s = 0; s < sh.ow; s++)
-                    yp[r * sh.ow + s] = ap_direct(&sh, xp, r, s);
-                continue;
-            }
-            for (int64_t s0 = 0; s0 < sh.ow; s0 += OWB)
-                ap_block(&sh, xp, yp, r, s0, ap_min(sh.ow, s0 + OWB));
-        }
+    /* Small problems run serially without any OpenMP call (about 1 us). */
+    if (!PARALLEL || items == 1 || n * c * sh.oh * sh.ow * kh * kw < 65536) {
+        for (int64_t it = 0; it < items; it++)
+            ap_item(&sh, x, y, nb, rows, it);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int64_t it = 0; it < items; it++)
+        ap_item(&sh, x, y, nb, rows, it);
 }

@@ -59,15 +59,26 @@ static void bmm_tile(const float *a, const float *b, float *c, int64_t m,
                    n, i1 - i0, j1 - j0, bmm_min(k, p0 + BK) - p0);
 }
 
+/* Work item w: tile (w / nb) % mb, w % nb of batch entry w / (mb * nb). */
+static void bmm_item(const float *a, const float *b, float *c, int64_t m,
+                     int64_t n, int64_t k, int64_t mb, int64_t nb, int64_t w)
+{
+    const int64_t t = w / (mb * nb), ib = (w / nb) % mb, jb = w % nb;
+    bmm_tile(a + t * m * k, b + t * k * n, c + t * m * n, m, n, k, ib, jb);
+}
+
 void bmm(const float *a, const float *b, float *c, int64_t batch, int64_t m,
          int64_t n, int64_t k)
 {
     const int64_t mb = (m + BM - 1) / BM, nb = (n + BN - 1) / BN;
     const int64_t items = batch * mb * nb;
-    const int par = PARALLEL && items > 1 && batch * m * n * k >= 65536;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t w = 0; w < items; w++) {
-        const int64_t t = w / (mb * nb), ib = (w / nb) % mb, jb = w % nb;
-        bmm_tile(a + t * m * k, b + t * k * n, c + t * m * n, m, n, k, ib, jb);
+    /* Small problems run serially without any OpenMP call (about 1 us). */
+    if (!PARALLEL || items == 1 || batch * m * n * k < 65536) {
+        for (int64_t w = 0; w < items; w++)
+            bmm_item(a, b, c, m, n, k, mb, nb, w);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int64_t w = 0; w < items; w++)
+        bmm_item(a, b, c, m, n, k, mb, nb, w);
 }

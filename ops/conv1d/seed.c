@@ -68,6 +68,17 @@ static void c1_block(const c1_shape *sh, const float *restrict xb,
     }
 }
 
+/* Work item it: (image, channel group, position block). */
+static void c1_item(const c1_shape *sh, const float *x, const float *w,
+                    const float *bias, float *y, int64_t cout, int64_t ng,
+                    int64_t nt, int64_t it)
+{
+    const int64_t b = it / (ng * nt), g = (it / nt) % ng, q = it % nt;
+    const int64_t o0 = g * OU;
+    c1_block(sh, x + b * sh->cin * sh->l, w, bias, y + b * cout * sh->lo, o0,
+             c1_min(OU, cout - o0), q * OLB, c1_min(sh->lo, q * OLB + OLB));
+}
+
 void conv1d(const float *x, const float *w, const float *bias, float *y,
             int64_t n, int64_t cin, int64_t cout, int64_t l, int64_t kl,
             int64_t stride, int64_t pad)
@@ -75,12 +86,13 @@ void conv1d(const float *x, const float *w, const float *bias, float *y,
     const c1_shape sh = {cin, l, kl, stride, pad, (l + 2 * pad - kl) / stride + 1};
     const int64_t ng = (cout + OU - 1) / OU, nt = (sh.lo + OLB - 1) / OLB;
     const int64_t items = n * ng * nt;
-    const int par = PARALLEL && items > 1 && n * cout * sh.lo * cin * kl >= 65536;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t it = 0; it < items; it++) {
-        const int64_t b = it / (ng * nt), g = (it / nt) % ng, q = it % nt;
-        const int64_t o0 = g * OU;
-        c1_block(&sh, x + b * cin * l, w, bias, y + b * cout * sh.lo, o0,
-                 c1_min(OU, cout - o0), q * OLB, c1_min(sh.lo, q * OLB + OLB));
+    /* Small problems run serially without any OpenMP call (about 1 us). */
+    if (!PARALLEL || items == 1 || n * cout * sh.lo * cin * kl < 65536) {
+        for (int64_t it = 0; it < items; it++)
+            c1_item(&sh, x, w, bias, y, cout, ng, nt, it);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int64_t it = 0; it < items; it++)
+        c1_item(&sh, x, w, bias, y, cout, ng, nt, it);
 }

@@ -80,6 +80,18 @@ static void cv_block(const cv_shape *sh, const float *restrict xb,
     }
 }
 
+/* Work item it: (image, output-channel group, output row). */
+static void cv_item(const cv_shape *sh, const float *x, const float *w,
+                    const float *bias, float *y, int64_t ng, int64_t it)
+{
+    const int64_t b = it / (ng * sh->oh), g = (it / sh->oh) % ng, r = it % sh->oh;
+    const int64_t o0 = g * OU, ou = cv_min(OU, sh->cout - o0);
+    for (int64_t s0 = 0; s0 < sh->ow; s0 += OWB)
+        cv_block(sh, x + b * sh->cin * sh->ih * sh->iw, w, bias,
+                 y + b * sh->cout * sh->oh * sh->ow, o0, ou, r, s0,
+                 cv_min(sh->ow, s0 + OWB));
+}
+
 void conv2d(const float *x, const float *w, const float *bias, float *y,
             int64_t n, int64_t cin, int64_t cout, int64_t ih, int64_t iw,
             int64_t kh, int64_t kw, int64_t stride, int64_t pad)
@@ -88,15 +100,13 @@ void conv2d(const float *x, const float *w, const float *bias, float *y,
                          (ih + 2 * pad - kh) / stride + 1,
                          (iw + 2 * pad - kw) / stride + 1};
     const int64_t ng = (cout + OU - 1) / OU, items = n * ng * sh.oh;
-    const int par = PARALLEL && items > 1 &&
-                    n * cout * sh.oh * sh.ow * cin * kh * kw >= 65536;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t it = 0; it < items; it++) {
-        const int64_t b = it / (ng * sh.oh), g = (it / sh.oh) % ng, r = it % sh.oh;
-        const int64_t o0 = g * OU, ou = cv_min(OU, cout - o0);
-        for (int64_t s0 = 0; s0 < sh.ow; s0 += OWB)
-            cv_block(&sh, x + b * cin * ih * iw, w, bias,
-                     y + b * cout * sh.oh * sh.ow, o0, ou, r, s0,
-                     cv_min(sh.ow, s0 + OWB));
+    /* Small problems run serially without any OpenMP call (about 1 us). */
+    if (!PARALLEL || items == 1 || n * cout * sh.oh * sh.ow * cin * kh * kw < 65536) {
+        for (int64_t it = 0; it < items; it++)
+            cv_item(&sh, x, w, bias, y, ng, it);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int64_t it = 0; it < items; it++)
+        cv_item(&sh, x, w, bias, y, ng, it);
 }

@@ -83,6 +83,27 @@ static void dw_block(const dw_shape *sh, const float *restrict xp,
         yr[s] = a[s] + bias;
 }
 
+/* Work item it: (image, channel, band of RB output rows); rows selects
+ * row passes over the per-output window loop. */
+static void dw_item(const dw_shape *sh, const float *x, const float *w,
+                    const float *bias, float *y, int64_t c, int64_t nb,
+                    int rows, int64_t it)
+{
+    const int64_t plane = it / nb, ch = plane % c, r0 = (it % nb) * RB;
+    const float *xp = x + plane * sh->ih * sh->iw;
+    const float *wp = w + ch * sh->kh * sh->kw;
+    float *yp = y + plane * sh->oh * sh->ow;
+    for (int64_t r = r0; r < dw_min(sh->oh, r0 + RB); r++) {
+        if (!rows) {
+            for (int64_t s = 0; s < sh->ow; s++)
+                yp[r * sh->ow + s] = dw_direct(sh, xp, wp, bias[ch], r, s);
+            continue;
+        }
+        for (int64_t s0 = 0; s0 < sh->ow; s0 += OWB)
+            dw_block(sh, xp, wp, bias[ch], yp, r, s0, dw_min(sh->ow, s0 + OWB));
+    }
+}
+
 void conv2d_depthwise(const float *x, const float *w, const float *bias,
                       float *y, int64_t n, int64_t c, int64_t ih, int64_t iw,
                       int64_t kh, int64_t kw, int64_t stride, int64_t pad)
@@ -92,22 +113,13 @@ void conv2d_depthwise(const float *x, const float *w, const float *bias,
                          (iw + 2 * pad - kw) / stride + 1};
     const int64_t nb = (sh.oh + RB - 1) / RB, items = n * c * nb;
     const int rows = ALGO == 1 || (ALGO == 2 && sh.ow >= 8);
-    const int par = PARALLEL && items > 1 && n * c * sh.oh * sh.ow * kh * kw >= 65536;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t it = 0; it < items; it++) {
-        const int64_t plane = it / nb, ch = plane % c, r0 = (it % nb) * RB;
-        const float *xp = x + plane * ih * iw;
-        float *yp = y + plane * sh.oh * sh.ow;
-        for (int64_t r = r0; r < dw_min(sh.oh, r0 + RB); r++) {
-            if (!rows) {
-                for (int64_t s = 0; s < sh.ow; s++)
-                    yp[r * sh.ow + s] = dw_direct(&sh, xp, w + ch * kh * kw,
-                                                  bias[ch], r, s);
-                continue;
-            }
-            for (int64_t s0 = 0; s0 < sh.ow; s0 += OWB)
-                dw_block(&sh, xp, w + ch * kh * kw, bias[ch], yp, r, s0,
-                         dw_min(sh.ow, s0 + OWB));
-        }
+    /* Small problems run serially without any OpenMP call (about 1 us). */
+    if (!PARALLEL || items == 1 || n * c * sh.oh * sh.ow * kh * kw < 65536) {
+        for (int64_t it = 0; it < items; it++)
+            dw_item(&sh, x, w, bias, y, c, nb, rows, it);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int64_t it = 0; it < items; it++)
+        dw_item(&sh, x, w, bias, y, c, nb, rows, it);
 }

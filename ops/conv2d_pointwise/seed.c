@@ -55,6 +55,17 @@ static void pw_block(const float *restrict xb, const float *restrict w,
     }
 }
 
+/* Work item it: (image, output-channel block, pixel block). */
+static void pw_item(const float *x, const float *w, const float *bias,
+                    float *y, int64_t cin, int64_t cout, int64_t hw,
+                    int64_t nob, int64_t npb, int64_t it)
+{
+    const int64_t b = it / (nob * npb), ob = (it / npb) % nob, pb = it % npb;
+    const int64_t o0 = ob * OB, p0 = pb * PB;
+    pw_block(x + b * cin * hw, w, bias, y + b * cout * hw, cin, hw, o0,
+             pw_min(OB, cout - o0), p0, pw_min(PB, hw - p0));
+}
+
 void conv2d_pointwise(const float *x, const float *w, const float *bias,
                       float *y, int64_t n, int64_t cin, int64_t cout,
                       int64_t ih, int64_t iw)
@@ -62,12 +73,13 @@ void conv2d_pointwise(const float *x, const float *w, const float *bias,
     const int64_t hw = ih * iw;
     const int64_t nob = (cout + OB - 1) / OB, npb = (hw + PB - 1) / PB;
     const int64_t items = n * nob * npb;
-    const int par = PARALLEL && items > 1 && n * cout * cin * hw >= 65536;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t it = 0; it < items; it++) {
-        const int64_t b = it / (nob * npb), ob = (it / npb) % nob, pb = it % npb;
-        const int64_t o0 = ob * OB, p0 = pb * PB;
-        pw_block(x + b * cin * hw, w, bias, y + b * cout * hw, cin, hw, o0,
-                 pw_min(OB, cout - o0), p0, pw_min(PB, hw - p0));
+    /* Small problems run serially without any OpenMP call (about 1 us). */
+    if (!PARALLEL || items == 1 || n * cout * cin * hw < 65536) {
+        for (int64_t it = 0; it < items; it++)
+            pw_item(x, w, bias, y, cin, cout, hw, nob, npb, it);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int64_t it = 0; it < items; it++)
+        pw_item(x, w, bias, y, cin, cout, hw, nob, npb, it);
 }

@@ -90,6 +90,17 @@ static void ct_row(const ct_shape *sh, const float *xb, const float *w,
 #endif
 }
 
+/* Work item it: (image, output channel, band of RB output rows). */
+static void ct_item(const ct_shape *sh, const float *x, const float *w,
+                    const float *bias, float *y, int64_t nb, int64_t it)
+{
+    const int64_t plane = it / nb, b = plane / sh->cout, o = plane % sh->cout;
+    const int64_t r0 = (it % nb) * RB;
+    for (int64_t r = r0; r < ct_min(sh->oh, r0 + RB); r++)
+        ct_row(sh, x + b * sh->cin * sh->ih * sh->iw, w, bias[o],
+               y + (plane * sh->oh + r) * sh->ow, o, r);
+}
+
 void conv_transpose2d(const float *x, const float *w, const float *bias,
                       float *y, int64_t n, int64_t cin, int64_t cout,
                       int64_t ih, int64_t iw, int64_t kh, int64_t kw,
@@ -99,13 +110,13 @@ void conv_transpose2d(const float *x, const float *w, const float *bias,
                          (ih - 1) * stride - 2 * pad + kh,
                          (iw - 1) * stride - 2 * pad + kw};
     const int64_t nb = (sh.oh + RB - 1) / RB, items = n * cout * nb;
-    const int par = PARALLEL && items > 1 && n * cin * ih * iw * cout * kh * kw >= 65536;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t it = 0; it < items; it++) {
-        const int64_t plane = it / nb, b = plane / cout, o = plane % cout;
-        const int64_t r0 = (it % nb) * RB;
-        for (int64_t r = r0; r < ct_min(sh.oh, r0 + RB); r++)
-            ct_row(&sh, x + b * cin * ih * iw, w, bias[o],
-                   y + (plane * sh.oh + r) * sh.ow, o, r);
+    /* Small problems run serially without any OpenMP call (about 1 us). */
+    if (!PARALLEL || items == 1 || n * cin * ih * iw * cout * kh * kw < 65536) {
+        for (int64_t it = 0; it < items; it++)
+            ct_item(&sh, x, w, bias, y, nb, it);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int64_t it = 0; it < items; it++)
+        ct_item(&sh, x, w, bias, y, nb, it);
 }

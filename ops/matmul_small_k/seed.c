@@ -58,18 +58,28 @@ static void sk_row(const float *restrict ai, const float *restrict b,
         ci[j] = acc[j];
 }
 
+/* Tile w of the mb x nb tiles of C (row-major tile order). */
+static void sk_tile(const float *a, const float *b, float *c, int64_t m,
+                    int64_t n, int64_t k, int64_t nb, int64_t w)
+{
+    const int64_t i0 = w / nb * BM, i1 = sk_min(m, i0 + BM);
+    const int64_t j0 = w % nb * BN, j1 = sk_min(n, j0 + BN);
+    for (int64_t i = i0; i < i1; i++)
+        sk_row(a + i * k, b + j0, n, c + i * n + j0, j1 - j0, k);
+}
+
 void matmul_small_k(const float *a, const float *b, float *c, int64_t m,
                     int64_t n, int64_t k)
 {
     const int64_t mb = (m + BM - 1) / BM, nb = (n + BN - 1) / BN;
-    /* Below about 64k multiply-adds waking the threads costs more than it saves. */
-    const int par = PARALLEL && mb * nb > 1 && m * n * k >= 65536;
-#pragma omp parallel for collapse(2) schedule(static) if (par)
-    for (int64_t ib = 0; ib < mb; ib++)
-        for (int64_t jb = 0; jb < nb; jb++) {
-            const int64_t i0 = ib * BM, i1 = sk_min(m, i0 + BM);
-            const int64_t j0 = jb * BN, j1 = sk_min(n, j0 + BN);
-            for (int64_t i = i0; i < i1; i++)
-                sk_row(a + i * k, b + j0, n, c + i * n + j0, j1 - j0, k);
-        }
+    /* Below about 64k multiply-adds waking the threads costs more than it
+     * saves; the serial path makes no OpenMP call at all (about 1 us). */
+    if (!PARALLEL || mb * nb == 1 || m * n * k < 65536) {
+        for (int64_t w = 0; w < mb * nb; w++)
+            sk_tile(a, b, c, m, n, k, nb, w);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t w = 0; w < mb * nb; w++)
+        sk_tile(a, b, c, m, n, k, nb, w);
 }

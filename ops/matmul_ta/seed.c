@@ -82,8 +82,15 @@ void matmul_ta(const float *a, const float *b, float *c, int64_t m, int64_t n,
                int64_t k)
 {
     const int64_t mb = (m + BM - 1) / BM, nb = (n + BN - 1) / BN;
-    const int par = PARALLEL && mb * nb > 1 && m * n * k >= 65536;
-#pragma omp parallel if (par)
+    /* Small problems run serially without any OpenMP call (about 1 us). */
+    if (!PARALLEL || mb * nb == 1 || m * n * k < 65536) {
+        float *pack = PACK ? malloc(sizeof(float) * BM * BK) : NULL;
+        for (int64_t w = 0; w < mb * nb; w++)
+            ta_tile(a, b, c, pack, m, n, k, w / nb, w % nb);
+        free(pack);
+        return;
+    }
+#pragma omp parallel
     {
         /* NULL when PACK is off or malloc fails: then A is read in place. */
         float *pack = PACK ? malloc(sizeof(float) * BM * BK) : NULL;

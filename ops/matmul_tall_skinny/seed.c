@@ -84,9 +84,13 @@ void matmul_tall_skinny(const float *a, const float *b, float *c, int64_t m,
             for (int64_t j = 0; j < n; j++)
                 bt[j * k + p] = b[p * n + j];
     const int64_t mb = (m + BM - 1) / BM;
-    const int par = PARALLEL && mb > 1 && m * n * k >= 65536;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t ib = 0; ib < mb; ib++)
-        ts_block(a, b, bt, c, ib * BM, ts_min(m, ib * BM + BM), n, k);
+    /* Small problems run serially without any OpenMP call (about 1 us). */
+    if (!PARALLEL || mb == 1 || m * n * k < 65536) {
+        ts_block(a, b, bt, c, 0, m, n, k);
+    } else {
+#pragma omp parallel for schedule(static)
+        for (int64_t ib = 0; ib < mb; ib++)
+            ts_block(a, b, bt, c, ib * BM, ts_min(m, ib * BM + BM), n, k);
+    }
     free(bt);
 }

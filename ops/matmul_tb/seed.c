@@ -87,8 +87,13 @@ void matmul_tb(const float *a, const float *b, float *c, int64_t m, int64_t n,
                int64_t k)
 {
     const int64_t mb = (m + BM - 1) / BM, nb = (n + BN - 1) / BN;
-    const int par = PARALLEL && mb * nb > 1 && m * n * k >= 65536;
-#pragma omp parallel for collapse(2) schedule(static) if (par)
+    /* Small problems run serially without any OpenMP call (about 1 us). */
+    if (!PARALLEL || mb * nb == 1 || m * n * k < 65536) {
+        for (int64_t w = 0; w < mb * nb; w++)
+            tb_tile(a, b, c, m, n, k, w / nb, w % nb);
+        return;
+    }
+#pragma omp parallel for collapse(2) schedule(static)
     for (int64_t ib = 0; ib < mb; ib++)
         for (int64_t jb = 0; jb < nb; jb++)
             tb_tile(a, b, c, m, n, k, ib, jb);

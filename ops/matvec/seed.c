@@ -62,18 +62,27 @@ static void mv_dotn(const float *restrict r, const float *restrict x,
     y[1] = s1;
 }
 
+/* Rows [i0, i1) of y. */
+static void mv_rows(const float *a, const float *x, float *y, int64_t k,
+                    int64_t i0, int64_t i1)
+{
+    int64_t i = i0;
+    if (RU > 1)
+        for (; i + RU <= i1; i += RU)
+            mv_dotn(a + i * k, x, k, y + i);
+    for (; i < i1; i++)
+        y[i] = mv_dot1(a + i * k, x, k);
+}
+
 void matvec(const float *a, const float *x, float *y, int64_t m, int64_t k)
 {
     const int64_t nb = (m + BLOCK - 1) / BLOCK;
-    const int par = PARALLEL && nb > 1 && m * k >= 65536;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t b = 0; b < nb; b++) {
-        const int64_t i1 = b * BLOCK + BLOCK < m ? b * BLOCK + BLOCK : m;
-        int64_t i = b * BLOCK;
-        if (RU > 1)
-            for (; i + RU <= i1; i += RU)
-                mv_dotn(a + i * k, x, k, y + i);
-        for (; i < i1; i++)
-            y[i] = mv_dot1(a + i * k, x, k);
+    /* Small problems run serially without any OpenMP call (about 1 us). */
+    if (!PARALLEL || nb == 1 || m * k < 65536) {
+        mv_rows(a, x, y, k, 0, m);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < nb; b++)
+        mv_rows(a, x, y, k, b * BLOCK, b * BLOCK + BLOCK < m ? b * BLOCK + BLOCK : m);
 }
