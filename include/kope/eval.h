@@ -7,10 +7,13 @@
  * and the measurements come back as a kope_report.
  *
  * Memory verdicts depend on this module being right, so it never trusts
- * the candidate: inputs are mapped read-only in the child, outputs are
- * poisoned before each call and checked for writes past their end, the
- * child gets rlimits, a clean environment, its own directory and process
- * group, and a wall-clock timeout enforced by the parent.
+ * the candidate: a static gate inspects the compiled object before it
+ * runs; inputs are mapped read-only in the child, outputs are poisoned
+ * before each call and checked for writes past their end, the child gets
+ * rlimits, a clean environment, its own directory and process group,
+ * the sandbox layers the machine allows (no_new_privs, seccomp, user and
+ * network namespaces, Landlock) and a wall-clock timeout enforced by the
+ * parent. See docs/security.md for threats and defenses.
  */
 #ifndef KOPE_EVAL_H
 #define KOPE_EVAL_H
@@ -25,8 +28,10 @@ extern "C" {
 #endif
 
 /* Version of the judging rules; recorded with every result so results of
- * an older harness can be found and re-evaluated. */
-#define KOPE_HARNESS_VERSION "kope-eval-1"
+ * an older harness can be found and re-evaluated. kope-eval-2: static
+ * gate, sandbox layers, rotating timed buffers, FP-state and repeat-call
+ * checks, review flags (docs/security.md). */
+#define KOPE_HARNESS_VERSION "kope-eval-2"
 
 typedef enum kope_verdict {
   KOPE_CORRECT = 0,
@@ -54,6 +59,7 @@ typedef struct kope_eval_opts {
   const char *hw_cache;    /* NULL: <kope_home>/hw.json */
   int keep_workdir;        /* keep candidate work directories */
   int parallel_builds;     /* compile jobs at once; 0 = online CPUs */
+  int no_gate;             /* skip the static gate (only to test the sandbox) */
   void (*progress)(void *ctx, const char *line);  /* optional */
   void *progress_ctx;
 } kope_eval_opts;
@@ -107,7 +113,9 @@ int kope_report_vs_base(const kope_report *r, kope_base_cmp *out);
 
 void kope_report_free(kope_report *r);
 kope_verdict kope_report_verdict(const kope_report *r);
-int kope_report_accepted(const kope_report *r);           /* verdict correct */
+/* Verdict correct and nothing flagged for review (a result beyond the
+ * roofline, a suspected cache, CPU time beyond the calls). */
+int kope_report_accepted(const kope_report *r);
 const char *kope_report_reason(const kope_report *r);     /* one line */
 /* Compact feedback for a policy: diagnostics or the first mismatch, and the
  * measured speedups. Owned by the report. */
@@ -127,6 +135,11 @@ double kope_report_overhead_seconds(const kope_report *r);
 /* The full report (new reference): verdict, reason, mismatch, per-case
  * statistics with raw samples, environment and harness version. */
 json_t *kope_report_to_json(const kope_report *r);
+
+/* The sandbox layers this machine allows for candidate workers (probed
+ * once per process): {"available": [...], "unavailable": {layer: why}}.
+ * New reference. */
+json_t *kope_eval_sandbox_json(void);
 
 #ifdef __cplusplus
 }

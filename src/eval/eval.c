@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "eval/eval_int.h"
+#include "eval/gate.h"
+#include "eval/sandbox.h"
 
 void kope_eval_opts_init(kope_eval_opts *o)
 {
@@ -89,7 +91,12 @@ static int start_worker(kope_evaluator *ev, kope_worker *w, const char *exe, con
   if ((rc = kope_mkdirs(dir, err)) == KOPE_OK) {
     kope_env_init(&env, dir);
     ev->t->vt->worker_env(ev->t, role, ev->o.threads, &env);
-    rc = kope_worker_start(w, exe, dir, &env, &ev->in, out, &ev->lim, err);
+    /* candidates: freed heap memory is overwritten at once (no tcache,
+     * whose blocks glibc does not perturb), so no result survives a free */
+    if (role == KOPE_BUILD_CANDIDATE)
+      kope_env_add(&env, "GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.perturb=165");
+    rc = kope_worker_start(w, exe, dir, &env, &ev->in, out, &ev->lim,
+                           role == KOPE_BUILD_CANDIDATE, err);
     kope_env_free(&env);
   }
   free(dir);
@@ -116,9 +123,25 @@ static int prepare_layouts(kope_evaluator *ev, kope_err *err)
   return KOPE_OK;
 }
 
+/* Timed batches rotate over up to KOPE_EVAL_MAX_SLOTS buffer sets, as
+ * many as fit in KOPE_EVAL_SLOT_BYTES (memfd pages are only used when
+ * touched). */
+static int slots_for(size_t in, size_t out)
+{
+  int k = KOPE_EVAL_MAX_SLOTS;
+
+  while (k > 1 && (double)k * (double)(in + out) > (double)KOPE_EVAL_SLOT_BYTES)
+    k--;
+  return k;
+}
+
 static int prepare_regions(kope_evaluator *ev, kope_err *err)
 {
   int rc;
+
+  ev->nslots = slots_for(ev->max_in, ev->max_out);
+  ev->max_in *= (size_t)ev->nslots;
+  ev->max_out *= (size_t)ev->nslots;
 
   if ((rc = kope_region_init(&ev->in, "kope-in", err)) ||
       (rc = kope_region_init(&ev->out_cand, "kope-out-cand", err)) ||
@@ -194,6 +217,7 @@ kope_evaluator *kope_evaluator_new(const kope_op *op, const kope_eval_opts *opts
     kope_err_clear(&hwerr);
     ev->hw = kope_hw_get(ev->o.hw_cache, 0, &hwerr);   /* roofline is optional */
   }
+  kope_sandbox_probe();   /* forks test children: before any thread starts */
   if (prepare(ev, err) != KOPE_OK) {
     kope_evaluator_free(ev);
     return NULL;
@@ -236,6 +260,7 @@ void kope_evaluator_free(kope_evaluator *ev)
   free(ev->root);
   kope_hw_free(ev->hw);
   kope_target_free(ev->t);
+  json_decref(ev->layers);
   free(ev);
 }
 
@@ -248,6 +273,8 @@ typedef struct build_job {
   kope_build_out out;
   kope_err err;
   int rc;
+  int refused;               /* the static gate refused it (why says why) */
+  char why[400];
 } build_job;
 
 static void *build_thread(void *arg)
@@ -264,8 +291,23 @@ static void *build_thread(void *arg)
   req.timeout_s = j->ev->o.compile_timeout_s;
   kope_err_clear(&j->err);
   j->rc = kope_mkdirs(j->dir, &j->err);
+  /* the source directives first: an #include of a file outside the
+   * allow-list must not even reach the compiler */
+  if (j->rc == KOPE_OK && !j->ev->o.no_gate &&
+      kope_gate_source(j->source, j->why, sizeof j->why) != 0) {
+    j->refused = 1;
+    return NULL;
+  }
   if (j->rc == KOPE_OK)
     j->rc = j->ev->t->vt->build(j->ev->t, &req, &j->out, &j->err);
+  if (j->rc == KOPE_OK && j->out.ok && !j->ev->o.no_gate) {
+    int g = kope_gate_files(j->dir, j->source, kope_op_name(j->ev->op), j->why,
+                            sizeof j->why, &j->err);
+    if (g < 0)
+      j->refused = 1;
+    else if (g > 0)
+      j->rc = g;
+  }
   return NULL;
 }
 
@@ -306,9 +348,10 @@ int kope_evaluator_set_base(kope_evaluator *ev, const char *source, kope_err *er
     *err = j.err;
     goto out;
   }
-  if (!j.out.ok) {
-    rc = kope_err_set(err, KOPE_EINPUT, "the base kernel does not compile: %s",
-                      j.out.diagnostics ? j.out.diagnostics : "");
+  if (!j.out.ok || j.refused) {
+    rc = kope_err_set(err, KOPE_EINPUT, "the base kernel %s: %s",
+                      j.refused ? "is refused by the static gate" : "does not compile",
+                      j.refused ? j.why : j.out.diagnostics ? j.out.diagnostics : "");
     goto out;
   }
   if (ev->out_base.fd < 0 && ((rc = kope_region_init(&ev->out_base, "kope-out-base", err)) ||
@@ -340,9 +383,20 @@ static const char *first_error_line(const char *diag, char *buf, size_t size)
   return buf;
 }
 
-static void worker_failure(kope_report *r, kope_worker *w, int st, const char *when)
+void kope_eval_worker_failure(kope_report *r, const kope_worker *w, int st, const char *when)
 {
-  if (st == KOPE_WORKER_TIMEOUT)
+  char why[200];
+
+  if (st == KOPE_WORKER_PROTO && w->proto_status == KOPE_CHILD_ST_FPSTATE)
+    kope_report_fail(r, KOPE_INCORRECT, "the kernel changed the floating-point control state "
+                     "%s (%s); it must restore it before returning", when, w->proto_msg);
+  else if (st == KOPE_WORKER_DIED && !w->signo &&
+           kope_sandbox_death(w->log.data, w->exit_code, why, sizeof why))
+    kope_report_fail(r, KOPE_FORBIDDEN, "%s %s", why, when);
+  else if (st == KOPE_WORKER_DIED && w->signo == SIGSYS)
+    kope_report_fail(r, KOPE_FORBIDDEN, "sandbox: killed by SIGSYS (a refused system call) %s",
+                     when);
+  else if (st == KOPE_WORKER_TIMEOUT)
     kope_report_fail(r, KOPE_TIMEOUT, "no answer within the time limit %s (killed)", when);
   else if (st == KOPE_WORKER_PROTO)
     kope_report_fail(r, KOPE_CRASH, "the worker reported an error %s: %s", when, w->proto_msg);
@@ -353,20 +407,33 @@ static void worker_failure(kope_report *r, kope_worker *w, int st, const char *w
     kope_report_fail(r, KOPE_CRASH, "exited with status %d %s", w->exit_code, when);
 }
 
+/* Map case c's buffers in w. A candidate's first MAP seals it (OpenMP
+ * pool, heap perturbation, seccomp), and kope then reads from /proc which
+ * layers are really active. */
 static int map_case(kope_evaluator *ev, kope_worker *w, size_t c)
 {
+  const kope_sandbox_caps *sb = kope_sandbox_probe();
   kope_child_cmd cmd;
+  int st, first = w->strict && !w->sealed;
 
   kope_eval_fill_cmd(ev, c, &cmd, KOPE_CMD_MAP, 0);
-  return kope_worker_command(w, &cmd, ev->o.timeout_s, NULL);
+  if (first && sb->seccomp)
+    cmd.flags |= KOPE_CMDF_SEAL;
+  st = kope_worker_command(w, &cmd, ev->o.timeout_s, NULL);
+  if (st == KOPE_WORKER_OK && first) {
+    w->sealed = 1;
+    json_decref(ev->layers);
+    ev->layers = kope_sandbox_verify(w->pid, sb->landlock_abi);
+  }
+  return st;
 }
 
-static int call_once(kope_evaluator *ev, kope_worker *w, size_t c)
+static int call_once(kope_evaluator *ev, kope_worker *w, size_t c, double *elapsed)
 {
   kope_child_cmd cmd;
 
   kope_eval_fill_cmd(ev, c, &cmd, KOPE_CMD_CALL, 1);
-  return kope_worker_command(w, &cmd, ev->o.timeout_s, NULL);
+  return kope_worker_command(w, &cmd, ev->o.timeout_s, elapsed);
 }
 
 static int baseline_failed(kope_evaluator *ev, const kope_worker *w, const char *who, int st,
@@ -374,6 +441,37 @@ static int baseline_failed(kope_evaluator *ev, const kope_worker *w, const char 
 {
   return kope_err_set(err, KOPE_EINTERNAL, "the %s worker of %s failed (state %d): %s", who,
                       kope_op_name(ev->op), st, w->log.data ? w->log.data : "");
+}
+
+/* Call the candidate a second time on the same inputs (outputs poisoned
+ * with another pattern): the result must be correct again, and a result
+ * that is not bit-identical is flagged (legitimate kernels may reduce in
+ * a nondeterministic order). Returns 0 or -1 (rejected). */
+static int call_again(kope_evaluator *ev, kope_worker *cand, kope_region *out, size_t c,
+                      uint64_t trial, kope_report *r)
+{
+  const kope_layout *l = &ev->lay[c];
+  unsigned char *first = malloc(l->out_size);
+  double max_err[2] = {0, 0};
+  char when[64];
+  int st, rc = 0;
+
+  memcpy(first, out->base, l->out_size);
+  kope_eval_poison(ev->op, &ev->binds[c], l, out->base, trial ^ 0x5eed5eedULL);
+  snprintf(when, sizeof when, "during the second call of case %zu", c);
+  if ((st = call_once(ev, cand, c, NULL)) != KOPE_WORKER_OK) {
+    kope_eval_worker_failure(r, cand, st, when);
+    rc = -1;
+  } else if (kope_eval_compare(ev->op, c, 0, &ev->binds[c], l, out->base, ev->out_ref.base,
+                               trial ^ 0x5eed5eedULL, r, max_err)) {
+    kope_report_prefix(r, "second call on identical inputs: ");
+    rc = -1;
+  } else if (memcmp(first, out->base, l->out_size) != 0) {
+    kope_report_flag(r, "nondeterministic", 0, "two calls on identical inputs of case %zu "
+                     "gave different (but correct) results", c);
+  }
+  free(first);
+  return rc;
 }
 
 /* One seed of one case. Returns 0 pass, -1 candidate rejected, else an
@@ -389,11 +487,11 @@ static int check_seed(kope_evaluator *ev, kope_worker *cand, kope_region *out, s
   kope_eval_fill_inputs(ev->op, &ev->binds[c], l, ev->in.base, trial, s);
   h0 = kope_eval_hash(ev->in.base, l->in_size);
   kope_eval_poison(ev->op, &ev->binds[c], l, out->base, trial);
-  if ((st = call_once(ev, &ev->refw, c)) != KOPE_WORKER_OK)
+  if ((st = call_once(ev, &ev->refw, c, NULL)) != KOPE_WORKER_OK)
     return baseline_failed(ev, &ev->refw, "reference", st, err);
-  if ((st = call_once(ev, cand, c)) != KOPE_WORKER_OK) {
+  if ((st = call_once(ev, cand, c, &r->cases[c].t_fresh_s[s % 8])) != KOPE_WORKER_OK) {
     snprintf(when, sizeof when, "during case %zu, seed %d", c, s);
-    worker_failure(r, cand, st, when);
+    kope_eval_worker_failure(r, cand, st, when);
     return -1;
   }
   if (kope_eval_compare(ev->op, c, s, &ev->binds[c], l, out->base, ev->out_ref.base,
@@ -403,7 +501,7 @@ static int check_seed(kope_evaluator *ev, kope_worker *cand, kope_region *out, s
     kope_report_fail(r, KOPE_INCORRECT, "an input buffer changed during case %zu", c);
     return -1;
   }
-  return 0;
+  return s == 0 && cand->strict ? call_again(ev, cand, out, c, trial, r) : 0;
 }
 
 static int check_all(kope_evaluator *ev, kope_worker *cand, kope_region *out, kope_report *r,
@@ -417,7 +515,7 @@ static int check_all(kope_evaluator *ev, kope_worker *cand, kope_region *out, ko
     if ((st = map_case(ev, &ev->refw, c)) != KOPE_WORKER_OK)
       return baseline_failed(ev, &ev->refw, "reference", st, err);
     if ((st = map_case(ev, cand, c)) != KOPE_WORKER_OK) {
-      worker_failure(r, cand, st, "while mapping buffers");
+      kope_eval_worker_failure(r, cand, st, "while mapping buffers");
       return -1;
     }
     for (s = 0; s < ev->o.seeds; s++)
@@ -441,15 +539,25 @@ static int time_all(kope_evaluator *ev, kope_worker *cand, kope_report *r, kope_
     if (ev->has_base && (st = map_case(ev, &ev->basew, c)) != KOPE_WORKER_OK)
       return baseline_failed(ev, &ev->basew, "base", st, err);
     if ((st = map_case(ev, cand, c)) != KOPE_WORKER_OK) {
-      worker_failure(r, cand, st, "while mapping buffers");
+      kope_eval_worker_failure(r, cand, st, "while mapping buffers");
       return -1;
     }
-    kope_eval_fill_inputs(ev->op, &ev->binds[c], &ev->lay[c], ev->in.base,
-                          kope_rng_mix(r->eval_seed, 0x7133), 0);
     if ((rc = kope_eval_time_case(ev, cand, c, &r->cases[c], r, err)))
       return rc;
   }
   return 0;
+}
+
+/* CPU time the worker used beyond what the calls kope waited for can
+ * only be work done after a call "returned" (threads left running). */
+static void check_cpu_time(const kope_evaluator *ev, const kope_worker *w, kope_report *r)
+{
+  double allowed = 1.5 * ev->o.threads * w->wait_s + 1.0;
+
+  if (w->cpu_s > allowed)
+    kope_report_flag(r, "cpu_time", 1, "the worker used %.2f s of CPU time but kope waited "
+                     "only %.2f s on %d threads: work continued after the calls returned",
+                     w->cpu_s, w->wait_s, ev->o.threads);
 }
 
 static int judge(kope_evaluator *ev, build_job *j, kope_report *r, kope_err *err)
@@ -461,12 +569,18 @@ static int judge(kope_evaluator *ev, build_job *j, kope_report *r, kope_err *err
   if ((rc = start_worker(ev, &cand, j->out.exe, strrchr(j->dir, '/') + 1,
                          KOPE_BUILD_CANDIDATE, &ev->out_cand, err)))
     return rc;
+  json_decref(ev->layers);
+  ev->layers = NULL;
   rc = check_all(ev, &cand, &ev->out_cand, r, err);
   if (rc == 0 && ev->o.timing)
     rc = time_all(ev, &cand, r, err);
   r->wait_s = cand.wait_s + ev->refw.wait_s + ev->venw.wait_s + ev->basew.wait_s - waits0;
   kope_worker_stop(&cand);
   r->log = kope_buf_steal(&cand.log);
+  r->layers = ev->layers ? json_incref(ev->layers) : NULL;
+  r->cand_cpu_s = cand.cpu_s;
+  if (rc == 0)
+    check_cpu_time(ev, &cand, r);
   return rc < 0 ? KOPE_OK : rc;
 }
 
@@ -480,10 +594,13 @@ static int evaluate_job(kope_evaluator *ev, build_job *j, kope_report **out, kop
   kope_sha256_hex(j->source, strlen(j->source), r->source_hash);
   r->compile_s = j->out.seconds;
   r->diagnostics = kope_strdup(j->out.diagnostics ? j->out.diagnostics : "");
-  if (!j->out.ok)
+  if (j->refused)
+    kope_report_fail(r, KOPE_FORBIDDEN, "static gate: %s", j->why);
+  else if (!j->out.ok)
     kope_report_fail(r, KOPE_COMPILE_ERROR, "%s",
                      first_error_line(r->diagnostics, line, sizeof line));
-  else
+  r->gated = !ev->o.no_gate;
+  if (j->out.ok && !j->refused)
     rc = judge(ev, j, r, err);
   r->total_s = kope_now() - t0 + j->out.seconds;
   kope_report_finish(r, ev);

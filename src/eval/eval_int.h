@@ -15,6 +15,8 @@
 
 #define KOPE_EVAL_MAX_CASES 64
 #define KOPE_EVAL_MAX_ROUNDS 64
+#define KOPE_EVAL_MAX_SLOTS 4          /* buffer sets rotated in timed batches */
+#define KOPE_EVAL_SLOT_BYTES (512L << 20)   /* all slots of one case, at most */
 
 /* Where each buffer of a case lives in its region. */
 typedef struct kope_layout {
@@ -38,6 +40,7 @@ typedef struct kope_case_res {
   uint32_t iters_cand, iters_ref, iters_ven, iters_base;
   double max_err[2];                        /* worst |got-exp|, worst |got-exp|/bound */
   double flops, bytes;
+  double t_fresh_s[8];                      /* single calls on fresh inputs (seeds 0-7) */
 } kope_case_res;
 
 struct kope_report {
@@ -60,6 +63,11 @@ struct kope_report {
   int seeds;
   uint64_t eval_seed;
   json_t *env;                /* environment record */
+  json_t *layers;             /* sandbox layers verified in the candidate worker */
+  json_t *flags;              /* [{kind, review, detail}]: findings for a human */
+  int review;                 /* a flag withholds acceptance */
+  int gated;                  /* the static gate ran */
+  double cand_cpu_s;          /* the candidate worker's CPU time */
 };
 
 struct kope_evaluator {
@@ -79,6 +87,8 @@ struct kope_evaluator {
   size_t max_in, max_out;
   int ncand;                           /* candidates seen (work dir names) */
   kope_limits lim;
+  int nslots;                          /* buffer sets per case (timing rotation) */
+  json_t *layers;                      /* verified layers of the latest candidate */
 };
 
 /* check.c */
@@ -95,6 +105,9 @@ int kope_eval_compare(const kope_op *op, size_t c, int seed_index, const kope_ca
                       double max_err[2]);
 uint64_t kope_eval_hash(const unsigned char *p, size_t n);
 
+/* eval.c: turn a candidate worker's failure into a verdict */
+void kope_eval_worker_failure(kope_report *r, const kope_worker *w, int st, const char *when);
+
 /* timing.c */
 int kope_eval_time_case(kope_evaluator *ev, kope_worker *cand, size_t c, kope_case_res *cr,
                         kope_report *r, kope_err *err);
@@ -106,5 +119,10 @@ kope_report *kope_report_new(const kope_evaluator *ev);
 void kope_report_finish(kope_report *r, const kope_evaluator *ev);
 void kope_report_fail(kope_report *r, kope_verdict v, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Put text before the reason of a failed report. */
+void kope_report_prefix(kope_report *r, const char *text);
+/* Record a finding; review != 0 withholds acceptance of a correct kernel. */
+void kope_report_flag(kope_report *r, const char *kind, int review, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "core/stats.h"
 #include "eval/eval_int.h"
+#include "eval/sandbox.h"
 
 const char *kope_verdict_name(kope_verdict v)
 {
@@ -42,6 +43,32 @@ void kope_report_fail(kope_report *r, kope_verdict v, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(r->reason, sizeof r->reason, fmt, ap);
   va_end(ap);
+}
+
+void kope_report_prefix(kope_report *r, const char *text)
+{
+  char tmp[sizeof r->reason];
+
+  snprintf(tmp, sizeof tmp, "%s%s", text, r->reason);
+  memcpy(r->reason, tmp, sizeof tmp);
+}
+
+void kope_report_flag(kope_report *r, const char *kind, int review, const char *fmt, ...)
+{
+  char detail[300];
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  if (!r->flags)
+    r->flags = json_array();
+  json_array_append_new(r->flags, json_pack("{s:s, s:b, s:s}", "kind", kind, "review", review,
+                                            "detail", detail));
+  if (review && !r->review) {
+    r->review = 1;
+    snprintf(r->reason, sizeof r->reason, "flagged for review (%s): %s", kind, detail);
+  }
 }
 
 static void base_stats(kope_report *r)
@@ -95,6 +122,30 @@ static void geomeans(kope_report *r)
   r->roof = nr ? kope_geomean(rf, nr) : kope_geomean(rall, n);
 }
 
+/* Every defense that was in force for this candidate, by name. */
+static json_t *isolation(const kope_report *r, const kope_evaluator *ev)
+{
+  json_t *a = json_pack("[s,s,s,s,s,s,s,s,s]", "separate_process", "process_group", "rlimits",
+                        "clean_env", "closed_fds", "readonly_inputs", "output_guard_pages",
+                        "per_trial_poison", "parent_clock");
+  size_t i;
+  json_t *v;
+
+  if (r->gated)
+    json_array_append_new(a, json_string("static_gate"));
+  if (ev->o.timing)
+    json_array_append_new(a, json_string("rotating_timed_buffers"));
+  json_array_append_new(a, json_string("fp_state_check"));
+  json_array_append_new(a, json_string("repeat_call_check"));
+  if (r->layers) {
+    json_array_foreach(r->layers, i, v)
+      json_array_append(a, v);
+    if (json_array_size(r->layers))
+      json_array_append_new(a, json_string("heap_perturb"));
+  }
+  return a;
+}
+
 static void environment(kope_report *r, const kope_evaluator *ev)
 {
   r->env = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s}", "harness", KOPE_HARNESS_VERSION,
@@ -104,10 +155,8 @@ static void environment(kope_report *r, const kope_evaluator *ev)
                      ev->o.cflags ? ev->o.cflags : "");
   if (ev->hw)
     json_object_set_new(r->env, "cpu", json_string(kope_hw_cpu_model(ev->hw)));
-  json_object_set_new(r->env, "isolation",
-                      json_pack("[s,s,s,s,s,s,s]", "separate_process", "process_group",
-                                "rlimits", "clean_env", "closed_fds", "readonly_inputs",
-                                "output_guard_pages"));
+  json_object_set_new(r->env, "isolation", isolation(r, ev));
+  json_object_set_new(r->env, "sandbox", kope_sandbox_caps_json(kope_sandbox_probe()));
 }
 
 static void make_feedback(kope_report *r)
@@ -139,7 +188,7 @@ static void make_feedback(kope_report *r)
 
 void kope_report_finish(kope_report *r, const kope_evaluator *ev)
 {
-  if (r->verdict == KOPE_CORRECT)
+  if (r->verdict == KOPE_CORRECT && !r->review)
     snprintf(r->reason, sizeof r->reason, "all %zu cases correct on %d seeds", r->ncases,
              r->seeds);
   geomeans(r);
@@ -156,6 +205,8 @@ void kope_report_free(kope_report *r)
     return;
   json_decref(r->mismatch);
   json_decref(r->env);
+  json_decref(r->layers);
+  json_decref(r->flags);
   free(r->diagnostics);
   free(r->log);
   free(r->feedback);
@@ -173,7 +224,10 @@ int kope_report_vs_base(const kope_report *r, kope_base_cmp *out)
 }
 
 kope_verdict kope_report_verdict(const kope_report *r) { return r->verdict; }
-int kope_report_accepted(const kope_report *r) { return r->verdict == KOPE_CORRECT; }
+int kope_report_accepted(const kope_report *r)
+{
+  return r->verdict == KOPE_CORRECT && !r->review;
+}
 const char *kope_report_reason(const kope_report *r) { return r->reason; }
 const char *kope_report_feedback(const kope_report *r) { return r->feedback; }
 double kope_report_speedup_ref(const kope_report *r) { return r->sp_ref; }
@@ -274,10 +328,12 @@ json_t *kope_report_to_json(const kope_report *r)
   for (c = 0; c < r->ncases; c++)
     json_array_append_new(cases, case_json(r, c));
   j = json_pack("{s:s, s:s, s:b, s:o, s:s, s:i, s:s}", "op", r->op_name, "verdict",
-                kope_verdict_name(r->verdict), "accepted", r->verdict == KOPE_CORRECT,
+                kope_verdict_name(r->verdict), "accepted", kope_report_accepted(r),
                 "reason", safe_string(r->reason), "source_sha256", r->source_hash, "seeds", r->seeds,
                 "harness_version", KOPE_HARNESS_VERSION);
   json_object_set_new(j, "mismatch", r->mismatch ? json_incref(r->mismatch) : json_null());
+  json_object_set_new(j, "flags", r->flags ? json_incref(r->flags) : json_array());
+  json_object_set_new(j, "sandbox_layers", r->layers ? json_incref(r->layers) : json_array());
   json_object_set_new(j, "diagnostics", safe_string(r->diagnostics));
   json_object_set_new(j, "kernel_output", safe_string(r->log));
   json_object_set_new(j, "speedup_ref", json_real(r->sp_ref));

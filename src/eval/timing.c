@@ -6,11 +6,19 @@
  * the measured round-trip overhead of an empty command. The speedup is the
  * median of per-round ratios, with a distribution-free ~95% CI; the raw
  * samples stay in the report.
+ *
+ * Anti-caching: calls in a batch rotate over up to KOPE_EVAL_MAX_SLOTS
+ * buffer sets with different contents; before every round one set gets
+ * fresh contents; in a sample of rounds the candidate's outputs are
+ * poisoned before and checked after the round against the reference's
+ * outputs of the same round. A result beyond the roofline, or timed calls
+ * far faster than single calls on fresh inputs, is flagged for review.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "core/stats.h"
+#include "core/rng.h"
 #include "eval/eval_int.h"
 
 void kope_eval_fill_cmd(const kope_evaluator *ev, size_t c, kope_child_cmd *cmd,
@@ -25,8 +33,11 @@ void kope_eval_fill_cmd(const kope_evaluator *ev, size_t c, kope_child_cmd *cmd,
   cmd->kind = kind;
   cmd->iters = iters;
   cmd->nargs = (uint32_t)n;
-  cmd->in_size = l->in_size;
-  cmd->out_size = l->out_size;
+  cmd->in_size = l->in_size * (size_t)ev->nslots;
+  cmd->out_size = l->out_size * (size_t)ev->nslots;
+  cmd->in_stride = l->in_size;
+  cmd->out_stride = l->out_size;
+  cmd->nslots = 1;
   for (i = 0; i < n; i++) {
     const kope_arg *a = kope_op_arg(ev->op, i);
     cmd->off[i] = l->off[i];
@@ -55,8 +66,7 @@ static int cmd_failed(timed *t, int st, kope_report *r, kope_err *err)
     if (st == KOPE_WORKER_TIMEOUT)
       kope_report_fail(r, KOPE_TIMEOUT, "candidate did not finish a timing batch in time");
     else
-      kope_report_fail(r, KOPE_CRASH, "candidate died while being timed (signal %d)",
-                       t->w->signo);
+      kope_eval_worker_failure(r, t->w, st, "while being timed");
     return -1;
   }
   kope_err_set(err, KOPE_EINTERNAL, "the %s worker failed while timing (state %d, signal %d)",
@@ -74,6 +84,7 @@ static int run_batch(kope_evaluator *ev, size_t c, timed *t, uint32_t iters, dou
   if (t->t1 > 0 && 20.0 * t->t1 * iters > limit)
     limit = 20.0 * t->t1 * iters;
   kope_eval_fill_cmd(ev, c, &cmd, KOPE_CMD_CALL, iters);
+  cmd.nslots = (uint32_t)ev->nslots;
   st = kope_worker_command(t->w, &cmd, limit, el);
   return st == KOPE_WORKER_OK ? 0 : cmd_failed(t, st, r, err);
 }
@@ -132,6 +143,31 @@ static void ratio_stats(const double *num, const double *den, int n, double *med
   kope_median_ci(v, (size_t)n, lo, hi);
 }
 
+/* Flag what no honest kernel does: beat the roofline, or run timed calls
+ * far faster than calls on fresh inputs (a cache). */
+static void review(const kope_evaluator *ev, size_t c, const kope_case_res *cr,
+                   kope_report *r)
+{
+  double peak = ev->hw ? kope_hw_peak_gflops(ev->hw) * 1e9 : 0;
+  double bw = ev->hw ? kope_hw_bandwidth_gbs(ev->hw) * 1e9 : 0;
+  double tf = peak > 0 ? cr->flops / peak : 0, tb = bw > 0 ? cr->bytes / bw : 0, fresh;
+  int n = r->seeds < 8 ? r->seeds : 8, i;
+
+  if (tf > 0 && cr->t_cand * 1.25 < tf)
+    kope_report_flag(r, "roofline", 1, "case %zu: %.3g s per call beats the compute bound "
+                     "%.3g s (%.0f GFLOP/s peak)", c, cr->t_cand, tf, peak * 1e-9);
+  else if (!cr->in_cache && tb > 0 && cr->t_cand * 2.0 < tb)
+    kope_report_flag(r, "roofline", 1, "case %zu: %.3g s per call beats the memory bound "
+                     "%.3g s (%.1f GB/s)", c, cr->t_cand, tb, bw * 1e-9);
+  /* seed 0 pays the page faults of a new mapping: seeds 1.. only, fastest */
+  for (i = 1, fresh = 0; i < n; i++)
+    if (i == 1 || cr->t_fresh_s[i] < fresh)
+      fresh = cr->t_fresh_s[i];
+  if (n >= 3 && fresh > 2e-3 && cr->t_cand * 8.0 < fresh)
+    kope_report_flag(r, "caching", 1, "case %zu: timed calls took %.3g s but calls on fresh "
+                     "inputs %.3g s: results may be reused", c, cr->t_cand, fresh);
+}
+
 static void summarize(kope_evaluator *ev, size_t c, kope_case_res *cr)
 {
   int n = cr->nrounds;
@@ -158,19 +194,83 @@ static void summarize(kope_evaluator *ev, size_t c, kope_case_res *cr)
   }
 }
 
+static void fill_slot(kope_evaluator *ev, size_t c, int s, uint64_t seed)
+{
+  const kope_layout *l = &ev->lay[c];
+
+  kope_eval_fill_inputs(ev->op, &ev->binds[c], l, ev->in.base + (size_t)s * l->in_size, seed,
+                        0);
+}
+
+/* Buffer sets every batch of the candidate and the reference writes. */
+static int active_slots(const kope_evaluator *ev, const timed *ts)
+{
+  uint32_t k = (uint32_t)ev->nslots;
+
+  if (ts[0].iters < k)
+    k = ts[0].iters;
+  if (ts[1].iters < k)
+    k = ts[1].iters;
+  return k < 1 ? 1 : (int)k;
+}
+
+static uint64_t slot_trial(const kope_report *r, size_t c, int k, int s)
+{
+  return kope_rng_mix(r->eval_seed, 0x51075ULL + ((uint64_t)c << 24) + ((uint64_t)k << 8) +
+                                        (uint64_t)s);
+}
+
+static void poison_slots(kope_evaluator *ev, size_t c, int keff, int k, const kope_report *r)
+{
+  const kope_layout *l = &ev->lay[c];
+  int s;
+
+  for (s = 0; s < keff; s++)
+    kope_eval_poison(ev->op, &ev->binds[c], l, ev->out_cand.base + (size_t)s * l->out_size,
+                     slot_trial(r, c, k, s));
+}
+
+/* The candidate's outputs of round k against the reference's. */
+static int verify_slots(kope_evaluator *ev, size_t c, int keff, int k, kope_report *r)
+{
+  const kope_layout *l = &ev->lay[c];
+  double max_err[2] = {0, 0};
+  char pre[96];
+  int s;
+
+  for (s = 0; s < keff; s++) {
+    size_t o = (size_t)s * l->out_size;
+    if (kope_eval_compare(ev->op, c, 0, &ev->binds[c], l, ev->out_cand.base + o,
+                          ev->out_ref.base + o, slot_trial(r, c, k, s), r, max_err)) {
+      snprintf(pre, sizeof pre, "timed call (round %d, buffer set %d): ", k, s);
+      kope_report_prefix(r, pre);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static int rounds(kope_evaluator *ev, size_t c, timed *ts, int nt, double rtt,
                   kope_case_res *cr, kope_report *r, kope_err *err)
 {
   double start = kope_now(), el;
-  int k, j, rc;
+  int k, j, rc, keff = active_slots(ev, ts), check;
 
   for (k = 0; k < ev->o.max_rounds && k < KOPE_EVAL_MAX_ROUNDS; k++) {
+    if (k > 0)
+      fill_slot(ev, c, k % keff, kope_rng_mix(r->eval_seed, 0x7133 + ((uint64_t)c << 16) +
+                                                  (uint64_t)k));
+    check = k == 0 || k % 4 == 3;
+    if (check)
+      poison_slots(ev, c, keff, k, r);
     for (j = 0; j < nt; j++) {
       timed *t = &ts[k % 2 ? nt - 1 - j : j];
       if ((rc = run_batch(ev, c, t, t->iters, &el, r, err)))
         return rc;
       t->samples[k] = (el - rtt > 1e-9 ? el - rtt : 1e-9) / t->iters;
     }
+    if (check && verify_slots(ev, c, keff, k, r))
+      return -1;
     cr->nrounds = k + 1;
     if (k + 1 >= ev->o.min_rounds && kope_now() - start > ev->o.case_budget_s)
       break;
@@ -185,6 +285,9 @@ int kope_eval_time_case(kope_evaluator *ev, kope_worker *cand, size_t c, kope_ca
   int nt = 2, iv = -1, ib = -1, j, rc;
   double rtt = ping_rtt(cand, ev->o.timeout_s);
 
+  for (j = 0; j < ev->nslots; j++)
+    fill_slot(ev, c, j, kope_rng_mix(r->eval_seed, 0x7133 + ((uint64_t)c << 16) +
+                                         ((uint64_t)j << 40)));
   if (ev->has_vendor)
     ts[iv = nt++] = (timed){&ev->venw, "vendor", 0, 0, cr->s_ven};
   if (ev->has_base)
@@ -199,5 +302,6 @@ int kope_eval_time_case(kope_evaluator *ev, kope_worker *cand, size_t c, kope_ca
   if ((rc = rounds(ev, c, ts, nt, rtt, cr, r, err)))
     return rc;
   summarize(ev, c, cr);
+  review(ev, c, cr, r);
   return 0;
 }

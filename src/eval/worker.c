@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "eval/sandbox.h"
 #include "eval/worker.h"
 
 int kope_region_init(kope_region *r, const char *name, kope_err *err)
@@ -61,35 +62,55 @@ void kope_region_release(kope_region *r)
   r->fd = r->ro_fd = -1;
 }
 
-static void child_side(const char *exe, const char *dir, const kope_env *env, int fds[4],
-                       int logfd, const kope_limits *lim)
+static void child_side(const char *exe, const char *dir, const kope_env *env, int fds[5],
+                       int logfd, const kope_limits *lim, int strict)
 {
-  int devnull = open("/dev/null", O_RDONLY), i;
-  int tmp[4];
+  int devnull = open("/dev/null", O_RDONLY), i, n = fds[4] >= 0 ? 5 : 4;
+  int tmp[5];
   char *argv[2] = {(char *)exe, NULL};
 
-  /* Move the four descriptors out of the way, then to 3..6. */
-  for (i = 0; i < 4; i++)
+  /* Move the descriptors out of the way, then to 3..6 (7: the filter). */
+  for (i = 0; i < n; i++)
     tmp[i] = fcntl(fds[i], F_DUPFD, 20);
   dup2(devnull, 0);
   dup2(logfd, 1);
   dup2(logfd, 2);
-  for (i = 0; i < 4; i++)
+  for (i = 0; i < n; i++)
     dup2(tmp[i], KOPE_CHILD_FD_CMD + i);
+  if (n == 4)
+    close(KOPE_CHILD_FD_FILTER);
   if (chdir(dir) != 0)
     _exit(126);
-  kope_proc_child_setup(lim, KOPE_CHILD_FD_OUT + 1);
+  kope_proc_child_setup(lim, KOPE_CHILD_FD_FILTER + 1);
+  kope_sandbox_enter(kope_sandbox_probe(), dir, strict);
   execve(exe, argv, (char *const *)env->vars);
   _exit(127);
 }
 
+/* Write the candidate filter for pid into the descriptor the child got. */
+static int write_filter(int dst, pid_t pid, kope_err *err)
+{
+  int fd = kope_sandbox_filter_fd(pid, err), rc = KOPE_OK;
+  char buf[65536];
+  ssize_t n;
+
+  if (fd < 0)
+    return err->code ? err->code : KOPE_EENV;
+  if ((n = pread(fd, buf, sizeof buf, 0)) <= 0 || pwrite(dst, buf, (size_t)n, 0) != n)
+    rc = kope_err_set(err, KOPE_EENV, "cannot hand the seccomp filter to the worker");
+  close(fd);
+  return rc;
+}
+
 int kope_worker_start(kope_worker *w, const char *exe, const char *dir, const kope_env *env,
                       const kope_region *in, const kope_region *out, const kope_limits *lim,
-                      kope_err *err)
+                      int strict, kope_err *err)
 {
-  int cp[2], rp[2], lp[2], fds[4];
+  int cp[2], rp[2], lp[2], fds[5], rc = KOPE_OK;
+  const kope_sandbox_caps *sb = kope_sandbox_probe();
 
   memset(w, 0, sizeof *w);
+  w->strict = strict;
   kope_buf_init(&w->log, 64 * 1024);
   if (pipe2(cp, O_CLOEXEC) || pipe2(rp, O_CLOEXEC) || pipe2(lp, O_CLOEXEC))
     return kope_err_set(err, KOPE_EENV, "pipe: %s", strerror(errno));
@@ -97,12 +118,17 @@ int kope_worker_start(kope_worker *w, const char *exe, const char *dir, const ko
   fds[1] = rp[1];
   fds[2] = in->ro_fd;
   fds[3] = out->fd;
+  fds[4] = strict && sb->seccomp ? memfd_create("kope-filter", MFD_CLOEXEC) : -1;
   w->pid = fork();
   if (w->pid < 0)
     return kope_err_set(err, KOPE_EENV, "fork: %s", strerror(errno));
   if (w->pid == 0)
-    child_side(exe, dir, env, fds, lp[1], lim);
+    child_side(exe, dir, env, fds, lp[1], lim, strict);
   setpgid(w->pid, w->pid);
+  if (fds[4] >= 0) {
+    rc = write_filter(fds[4], w->pid, err);
+    close(fds[4]);
+  }
   close(cp[0]);
   close(rp[1]);
   close(lp[1]);
@@ -112,7 +138,9 @@ int kope_worker_start(kope_worker *w, const char *exe, const char *dir, const ko
   fcntl(w->log_fd, F_SETFL, O_NONBLOCK);
   w->up = 1;
   signal(SIGPIPE, SIG_IGN);
-  return KOPE_OK;
+  if (rc != KOPE_OK)
+    kope_worker_stop(w);
+  return rc;
 }
 
 static void drain_log(kope_worker *w)
@@ -222,6 +250,7 @@ int kope_worker_command(kope_worker *w, const kope_child_cmd *c, double timeout_
     return KOPE_WORKER_DIED;
   }
   if (rep.magic != KOPE_CHILD_MAGIC || rep.status != 0) {
+    w->proto_status = rep.magic == KOPE_CHILD_MAGIC ? rep.status : KOPE_CHILD_ST_BAD;
     snprintf(w->proto_msg, sizeof w->proto_msg, "%s",
              rep.magic == KOPE_CHILD_MAGIC ? rep.msg : "garbled reply");
     return KOPE_WORKER_PROTO;

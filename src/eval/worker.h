@@ -5,7 +5,8 @@
  * descriptor, so they cannot map it writable. A worker is a child process
  * in its own process group with rlimits and a clean environment; every
  * command is answered or the worker is declared dead (signal) or hung
- * (timeout, whole group killed).
+ * (timeout, whole group killed). A strict (candidate) worker also enters
+ * the sandbox layers of sandbox.h and gets its seccomp filter.
  */
 #ifndef KOPE_EVAL_WORKER_H
 #define KOPE_EVAL_WORKER_H
@@ -42,13 +43,17 @@ typedef struct kope_worker {
   int exit_code, signo;    /* once dead */
   double cpu_s;            /* once stopped */
   double wait_s;           /* total time spent waiting for answers */
+  uint32_t proto_status;   /* KOPE_CHILD_ST_* of the last error answer */
   char proto_msg[112];
+  int strict;              /* candidate: sandboxed, sealed at its first MAP */
+  int sealed;              /* the filter is installed (answered a sealing MAP) */
 } kope_worker;
 
-/* Start exe in dir with env; in/out are the regions it will map. */
+/* Start exe in dir with env; in/out are the regions it will map. strict:
+ * an untrusted candidate (all available sandbox layers). */
 int kope_worker_start(kope_worker *w, const char *exe, const char *dir, const kope_env *env,
                       const kope_region *in, const kope_region *out, const kope_limits *lim,
-                      kope_err *err);
+                      int strict, kope_err *err);
 /* Send c and wait for the answer; *elapsed is the round trip in seconds
  * measured with kope's clock. Returns a kope_worker_state. */
 int kope_worker_command(kope_worker *w, const kope_child_cmd *c, double timeout_s,

@@ -3,7 +3,9 @@
  * A worker program is the kernel's object linked with the generated call
  * shim and the embedded child runtime. Candidates are compiled in their
  * own work directory with -O3 -march=native -fopenmp and the generated
- * prototype force-included, so a wrong signature is a compile error.
+ * prototype force-included, so a wrong signature is a compile error; the
+ * preprocessed text and assembly are kept beside the object for the
+ * evaluator's static gate (src/eval/gate.c).
  * Trusted builds (reference at -O2 single-thread, vendor baselines, the
  * runtime and shim objects) are cached under <kope_home>/cache by the hash
  * of everything that goes into them.
@@ -244,7 +246,9 @@ static int build_in(kope_target *t, const kope_build_req *req, const char *dir,
     goto out;
   proto = write_proto(dir, req->op);
   if (req->role == KOPE_BUILD_CANDIDATE)
-    flags = fl = kope_sprintf("%s %s", t->default_flags, req->extra_flags ? req->extra_flags : "");
+    /* -save-temps=obj keeps kernel.i and kernel.s for the static gate */
+    flags = fl = kope_sprintf("%s %s -save-temps=obj", t->default_flags,
+                              req->extra_flags ? req->extra_flags : "");
   else
     flags = req->role == KOPE_BUILD_REFERENCE ? CPU_REF_FLAGS : CPU_VENDOR_FLAGS;
   ok = compile_obj(dir, "kernel", req->source, flags, proto, req->timeout_s, &log, &out->seconds);

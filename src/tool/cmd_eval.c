@@ -39,6 +39,8 @@ static void usage(FILE *f)
     "                    in the same interleaved rounds; prints the ratio and a\n"
     "                    sign test over all rounds\n"
     "  --keep            keep the work directories\n"
+    "  --no-gate         skip the static gate (only to test the sandbox behind it;\n"
+    "                    see docs/security.md)\n"
     "  -h, --help        this help\n\n"
     "verdicts: correct, compile_error, incorrect, crash, timeout, forbidden\n"
     "exit: 0 all kernels accepted, 1 a kernel was rejected, 2 bad input, 3 environment\n");
@@ -61,7 +63,7 @@ static int parse(int argc, char **argv, eval_args *a)
     {"threads", 1, 0, 'T'}, {"timeout", 1, 0, 'o'}, {"no-timing", 0, 0, 'n'},
     {"rounds", 1, 0, 'r'}, {"budget", 1, 0, 'b'}, {"cflags", 1, 0, 'c'},
     {"ops-dir", 1, 0, 'd'}, {"hw-cache", 1, 0, 'w'}, {"keep", 0, 0, 'k'},
-    {"base", 1, 0, 'B'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}
+    {"base", 1, 0, 'B'}, {"no-gate", 0, 0, 'G'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
   int ch;
 
@@ -83,6 +85,7 @@ static int parse(int argc, char **argv, eval_args *a)
     case 'w': a->o.hw_cache = optarg; break;
     case 'k': a->o.keep_workdir = 1; break;
     case 'B': a->base = optarg; break;
+    case 'G': a->o.no_gate = 1; break;
     case 'h': usage(stdout); return -1;
     default: usage(stderr); return KOPE_EINPUT;
     }

@@ -5,13 +5,16 @@
  * caches, compiler) and the two measured figures every result is judged
  * against: peak FP32 GFLOP/s and memory bandwidth. The profile comes from
  * the cache when it matches this hardware (--refresh re-measures; --cache
- * picks the file). --json prints the profile as one JSON document.
+ * picks the file). --json prints the profile as one JSON document. Both
+ * also list the sandbox layers this machine allows for candidate kernels
+ * (probed now, not cached) and why any layer is unavailable.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kope/core.h"
+#include "kope/eval.h"
 #include "kope/hw.h"
 #include "cmds.h"
 
@@ -105,6 +108,24 @@ static void hw_print_caches(const kope_hw *hw)
   }
 }
 
+/* "sandbox    no_new_privs seccomp_bpf ..." and one line per missing layer. */
+static void hw_print_sandbox(void)
+{
+  json_t *sb = kope_eval_sandbox_json(), *v;
+  const char *key;
+  kope_buf b;
+  size_t i;
+
+  kope_buf_init(&b, 0);
+  json_array_foreach(json_object_get(sb, "available"), i, v)
+    kope_buf_printf(&b, "%s%s", i ? " " : "", json_string_value(v));
+  hw_row("sandbox", b.data ? b.data : "(none)");
+  json_object_foreach(json_object_get(sb, "unavailable"), key, v)
+    printf("%-10s %s unavailable: %s\n", "", key, json_string_value(v));
+  kope_buf_release(&b);
+  json_decref(sb);
+}
+
 static void hw_print_table(const kope_hw *hw)
 {
   double peak = kope_hw_peak_gflops(hw), bw = kope_hw_bandwidth_gbs(hw);
@@ -123,6 +144,7 @@ static void hw_print_table(const kope_hw *hw)
   hw_row("bandwidth", buf);
   snprintf(buf, sizeof buf, "%.1f FLOP/byte", bw > 0 ? peak / bw : 0.0);
   hw_row("ridge", buf);
+  hw_print_sandbox();
   if (kope_hw_from_cache(hw))
     hw_row("profile", "cached (--refresh to measure again)");
   else {
@@ -134,8 +156,12 @@ static void hw_print_table(const kope_hw *hw)
 static int hw_print_json(const kope_hw *hw)
 {
   json_t *j = kope_hw_to_json(hw);
-  char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+  char *text;
   int rc = KOPE_OK;
+
+  if (j)
+    json_object_set_new(j, "sandbox", kope_eval_sandbox_json());
+  text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
 
   if (!text) {
     fprintf(stderr, "kope hw: cannot render the profile as JSON\n");

@@ -1,20 +1,42 @@
 /*
  * The child runtime: the trusted part of a worker process. It maps the
  * shared regions (inputs read-only, outputs read-write with a PROT_NONE
- * guard page after each output), then serves commands from the parent:
- * ping, map, call the kernel N times, exit. It never sees reference
- * results and keeps no clock of its own; the parent times each command.
+ * guard page after each output of each buffer slot), then serves commands
+ * from the parent: ping, map, call the kernel N times (rotating over the
+ * buffer slots), exit. It never sees reference results and keeps no clock
+ * of its own; the parent times each command.
+ *
+ * Candidate workers are sealed at their first MAP (KOPE_CMDF_SEAL): the
+ * OpenMP pool is started, freed heap memory is perturbed (no result can
+ * survive in a freed buffer), a SIGSYS handler is set, and the seccomp
+ * filter kope left in KOPE_CHILD_FD_FILTER is installed on every thread
+ * (TSYNC). Every CALL checks that the kernel left the floating-point
+ * control state (MXCSR, x87 control word) as it found it.
  */
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "kope_child.h"
 
 static unsigned char *in_base, *out_base;
 static uint64_t in_len, out_len;
+static int sealed;
+static char fp_msg[112];
+
+/* libgomp, when the kernel links it: starting a parallel region here
+ * creates the thread pool before the filter is installed. */
+extern void GOMP_parallel(void (*fn)(void *), void *data, unsigned nthreads,
+                          unsigned flags) __attribute__((weak));
 
 static int read_full(int fd, void *buf, size_t n)
 {
@@ -54,10 +76,65 @@ static void reply(uint32_t status, const char *msg)
   }
 }
 
+static void on_sigsys(int sig, siginfo_t *si, void *uc)
+{
+  char b[80] = "kope-sandbox: forbidden system call ", d[12];
+  int nr = si->si_syscall, n = 0;
+  size_t o = strlen(b);
+
+  (void)sig;
+  (void)uc;
+  if (nr < 0)
+    nr = 0;
+  do
+    d[n++] = (char)('0' + nr % 10);
+  while ((nr /= 10) && n < 11);
+  while (n > 0)
+    b[o++] = d[--n];
+  b[o++] = '\n';
+  if (write(2, b, o) < 0)
+    _exit(KOPE_CHILD_EXIT_TRAP);
+  _exit(KOPE_CHILD_EXIT_TRAP);
+}
+
+static void noop(void *p) { (void)p; }
+
+/* Returns NULL or what failed. */
+static const char *seal(void)
+{
+  struct sigaction sa;
+  struct sock_fprog prog;
+  struct stat st;
+  static struct sock_filter insns[4096];
+
+  if (GOMP_parallel)
+    GOMP_parallel(noop, NULL, 0, 0);
+  mallopt(M_PERTURB, 0xa5);
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigsys;
+  sa.sa_flags = SA_SIGINFO;
+  if (sigaction(SIGSYS, &sa, NULL) != 0)
+    return "sigaction(SIGSYS)";
+  if (fstat(KOPE_CHILD_FD_FILTER, &st) != 0 || st.st_size <= 0 ||
+      (size_t)st.st_size > sizeof insns || st.st_size % sizeof insns[0] != 0)
+    return "no seccomp filter from kope";
+  if (pread(KOPE_CHILD_FD_FILTER, insns, (size_t)st.st_size, 0) != st.st_size)
+    return "cannot read the seccomp filter";
+  close(KOPE_CHILD_FD_FILTER);
+  prog.len = (unsigned short)(st.st_size / sizeof insns[0]);
+  prog.filter = insns;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
+    return "seccomp(SECCOMP_FILTER_FLAG_TSYNC) failed";
+  sealed = 1;
+  return NULL;
+}
+
 static int do_map(const kope_child_cmd *c)
 {
-  uint32_t i;
+  uint32_t i, s;
   long page = sysconf(_SC_PAGESIZE);
+  uint32_t nslots = c->nslots ? c->nslots : 1;
 
   if (in_base)
     munmap(in_base, in_len);
@@ -76,29 +153,77 @@ static int do_map(const kope_child_cmd *c)
     if (out_base == MAP_FAILED)
       return out_base = NULL, -1;
   }
-  for (i = 0; i < c->nguards && i < KOPE_CHILD_MAX_ARGS; i++)
-    if (c->guard_off[i] + (uint64_t)page <= out_len &&
-        mprotect(out_base + c->guard_off[i], (size_t)page, PROT_NONE) != 0)
-      return -1;
+  for (s = 0; s < nslots; s++)
+    for (i = 0; i < c->nguards && i < KOPE_CHILD_MAX_ARGS; i++) {
+      uint64_t g = c->guard_off[i] + s * c->out_stride;
+      if (g + (uint64_t)page <= out_len &&
+          mprotect(out_base + g, (size_t)page, PROT_NONE) != 0)
+        return -1;
+    }
   return 0;
 }
 
-static void do_call(const kope_child_cmd *c)
+/* Floating-point control state: MXCSR control bits and the x87 word. */
+static void fp_state(unsigned *mx, unsigned short *cw)
 {
-  kope_child_args a;
-  uint32_t i;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned m;
+  __asm__ volatile("stmxcsr %0" : "=m"(m));
+  __asm__ volatile("fnstcw %0" : "=m"(*cw));
+  *mx = m & 0xffc0u;   /* flags (bits 0-5) are sticky results, not state */
+#else
+  *mx = 0;
+  *cw = 0;
+#endif
+}
 
-  memset(&a, 0, sizeof a);
-  for (i = 0; i < c->nargs && i < KOPE_CHILD_MAX_ARGS; i++) {
-    if (c->argk[i] == KOPE_ARGK_IN)
-      a.ptr[i] = in_base + c->off[i];
-    else if (c->argk[i] == KOPE_ARGK_OUT)
-      a.ptr[i] = out_base + c->off[i];
-    a.ival[i] = c->ival[i];
-    a.fval[i] = c->fval[i];
+static void fp_restore(unsigned mx, unsigned short cw)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned m;
+  __asm__ volatile("stmxcsr %0" : "=m"(m));
+  m = (m & 0x3fu) | mx;
+  __asm__ volatile("ldmxcsr %0" : : "m"(m));
+  __asm__ volatile("fldcw %0" : : "m"(cw));
+#else
+  (void)mx;
+  (void)cw;
+#endif
+}
+
+/* Returns 0, or -1 when the kernel changed the FP control state. */
+static int do_call(const kope_child_cmd *c)
+{
+  kope_child_args a[8];
+  uint32_t i, s, nslots = c->nslots ? c->nslots : 1;
+  unsigned mx0, mx1;
+  unsigned short cw0, cw1;
+
+  if (nslots > 8)
+    nslots = 8;
+  memset(a, 0, sizeof a);
+  for (s = 0; s < nslots; s++)
+    for (i = 0; i < c->nargs && i < KOPE_CHILD_MAX_ARGS; i++) {
+      if (c->argk[i] == KOPE_ARGK_IN)
+        a[s].ptr[i] = in_base + c->off[i] + s * c->in_stride;
+      else if (c->argk[i] == KOPE_ARGK_OUT)
+        a[s].ptr[i] = out_base + c->off[i] + s * c->out_stride;
+      a[s].ival[i] = c->ival[i];
+      a[s].fval[i] = c->fval[i];
+    }
+  fp_state(&mx0, &cw0);
+  for (i = 0, s = 0; i < c->iters; i++) {
+    kope_child_invoke(&a[s]);
+    if (++s == nslots)
+      s = 0;
   }
-  for (i = 0; i < c->iters; i++)
-    kope_child_invoke(&a);
+  fp_state(&mx1, &cw1);
+  if (mx1 == mx0 && cw1 == cw0)
+    return 0;
+  snprintf(fp_msg, sizeof fp_msg, "MXCSR control 0x%04x -> 0x%04x, x87 control 0x%04x -> "
+           "0x%04x", mx0, mx1, cw0, cw1);
+  fp_restore(mx0, cw0);
+  return -1;
 }
 
 int main(void)
@@ -116,15 +241,21 @@ int main(void)
     case KOPE_CMD_PING:
       reply(0, NULL);
       break;
-    case KOPE_CMD_MAP:
+    case KOPE_CMD_MAP: {
+      const char *why = NULL;
       if (do_map(&c) != 0)
-        reply(2, strerror(errno));
+        reply(KOPE_CHILD_ST_MAP, strerror(errno));
+      else if ((c.flags & KOPE_CMDF_SEAL) && !sealed && (why = seal()) != NULL)
+        reply(KOPE_CHILD_ST_SEAL, why);
       else
-        reply(0, NULL);
+        reply(KOPE_CHILD_ST_OK, NULL);
       break;
+    }
     case KOPE_CMD_CALL:
-      do_call(&c);
-      reply(0, NULL);
+      if (do_call(&c) != 0)
+        reply(KOPE_CHILD_ST_FPSTATE, fp_msg);
+      else
+        reply(KOPE_CHILD_ST_OK, NULL);
       break;
     case KOPE_CMD_EXIT:
       return 0;

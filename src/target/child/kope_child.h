@@ -13,18 +13,31 @@
 #include <stdint.h>
 
 #define KOPE_CHILD_MAGIC 0x6b6f7065u   /* "kope" */
-#define KOPE_CHILD_PROTO 1
+#define KOPE_CHILD_PROTO 2
 #define KOPE_CHILD_MAX_ARGS 24
 /* File descriptors the child inherits. */
 #define KOPE_CHILD_FD_CMD 3
 #define KOPE_CHILD_FD_REPLY 4
 #define KOPE_CHILD_FD_IN 5
 #define KOPE_CHILD_FD_OUT 6
+#define KOPE_CHILD_FD_FILTER 7   /* candidates: the seccomp filter (BPF) */
+
+/* kope_child_cmd.flags */
+#define KOPE_CMDF_SEAL 1u        /* MAP: then start OpenMP, install the filter */
+
+/* kope_child_reply.status */
+#define KOPE_CHILD_ST_OK 0
+#define KOPE_CHILD_ST_BAD 1      /* bad or unknown command */
+#define KOPE_CHILD_ST_MAP 2      /* mapping failed */
+#define KOPE_CHILD_ST_FPSTATE 5  /* the kernel changed MXCSR or the x87 control word */
+#define KOPE_CHILD_ST_SEAL 6     /* the sandbox could not be installed */
+/* Exit status after a system call the filter refused (a line goes to fd 2). */
+#define KOPE_CHILD_EXIT_TRAP 159
 
 enum kope_child_cmd_kind {
   KOPE_CMD_PING = 1,   /* answer at once (round-trip calibration) */
-  KOPE_CMD_MAP = 2,    /* (re)map the regions: in_size, out_size, guards */
-  KOPE_CMD_CALL = 3,   /* call the kernel iters times */
+  KOPE_CMD_MAP = 2,    /* (re)map the regions: in_size, out_size, guards per slot */
+  KOPE_CMD_CALL = 3,   /* call the kernel iters times, rotating over nslots buffer sets */
   KOPE_CMD_EXIT = 4
 };
 
@@ -37,7 +50,10 @@ typedef struct kope_child_cmd {
   uint32_t nargs;
   uint64_t in_size, out_size;
   uint32_t nguards;
+  uint32_t flags;                           /* KOPE_CMDF_* */
+  uint32_t nslots;                          /* buffer sets: call i uses slot i % nslots */
   uint32_t pad;
+  uint64_t in_stride, out_stride;           /* bytes between slots in each region */
   uint64_t guard_off[KOPE_CHILD_MAX_ARGS];  /* page offsets in the out region */
   uint64_t off[KOPE_CHILD_MAX_ARGS];        /* buffer offset within its region */
   uint8_t argk[KOPE_CHILD_MAX_ARGS];        /* enum kope_arg_kind */

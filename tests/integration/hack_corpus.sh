@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The reward-hacking corpus (tests/kernels/hack/) and legitimate optimized
+# kernels (tests/kernels/legit/): every exploit must be rejected with its
+# expected verdict and reason, every legitimate kernel accepted. A second
+# pass runs exploits with --no-gate to prove the sandbox behind the static
+# gate stops them too. Kernels of one operator are judged in one kope run
+# (parallel compile); docs/security.md maps each threat to these checks.
+. "$(dirname "$0")/../lib.sh"
+K="$KOPE_SRC/tests/kernels"
+H="$K/hack"
+L="$K/legit"
+OPS="$KOPE_SRC/ops"
+mkdir -p "$T/tmpdir"
+export TMPDIR="$T/tmpdir"
+
+# judge OP "FLAGS" ENTRY...: ENTRY is kernel|verdict|reason-regex. One kope
+# run for all kernels; each report is checked in order.
+judge() {
+  local op=$1 flags=$2
+  shift 2
+  local files=() e
+  for e in "$@"; do files+=("${e%%|*}"); done
+  # shellcheck disable=SC2086
+  "$KOPE" eval "$op" "${files[@]}" --ops-dir "$OPS" --json $flags >"$T/out" 2>"$T/err"
+  local i=0
+  for e in "$@"; do
+    local kern=${e%%|*} rest=${e#*|}
+    local want=${rest%%|*} rx=${rest#*|}
+    python3 - "$T/out" "$i" "$want" "$rx" "$(basename "$kern") [$op $flags]" <<'PY' && ok "$(basename "$kern") [$op${flags:+ $flags}] -> $want" || not_ok "$(basename "$kern") [$op${flags:+ $flags}]"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+r = d["reports"][int(sys.argv[2])] if "reports" in d else d
+want, rx, name = sys.argv[3], sys.argv[4], sys.argv[5]
+good = r["verdict"] == want and re.search(rx, r["reason"]) is not None
+if want == "correct":
+    good = good and r["accepted"]
+if not good:
+    print(f"    {name}: verdict {r['verdict']} (accepted {r['accepted']}), want {want} /{rx}/: {r['reason']}")
+sys.exit(0 if good else 1)
+PY
+    i=$((i + 1))
+  done
+}
+
+# --- the exploit corpus, static gate on (the default) ---
+judge relu "--no-timing" \
+  "$H/noop.c|incorrect|never written" \
+  "$K/relu_constant.c|incorrect|expected" \
+  "$K/relu_copy.c|incorrect|expected" \
+  "$K/relu_tail_skip.c|incorrect|never written" \
+  "$K/relu_modify_input.c|crash|SIGSEGV" \
+  "$H/cache_pointer.c|forbidden|^static gate: state: .*last_x" \
+  "$H/cache_content.c|forbidden|^static gate: state" \
+  "$H/late_cheat.c|forbidden|^static gate: state: .*calls" \
+  "$H/shape_fastpath.c|incorrect|never written" \
+  "$H/thread.c|forbidden|^static gate: symbols: 'pthread_create'" \
+  "$H/constructor.c|forbidden|^static gate: attribute: 'constructor'" \
+  "$H/timer.c|forbidden|^static gate: globals: 'clock_gettime'" \
+  "$H/syscall.c|forbidden|^static gate: syscall: the instruction 'syscall'" \
+  "$H/file_write.c|forbidden|^static gate: symbols: 'fopen'" \
+  "$H/network.c|forbidden|^static gate: symbols: 'socket'" \
+  "$H/fork.c|forbidden|^static gate: symbols: 'fork'" \
+  "$K/relu_oob_write.c|incorrect|wrote past the end" \
+  "$H/oob_far.c|crash|SIGSEGV" \
+  "$H/fpstate.c|incorrect|floating-point control state.*MXCSR" \
+  "$H/incbin.c|forbidden|^static gate: asm: inline assembly may not use directives" \
+  "$H/pragma_optimize.c|forbidden|^static gate: flags: .*optimize" \
+  "$H/include_reference.c|forbidden|^static gate: include: line 3" \
+  "$K/relu_openmp.c|correct|correct" \
+  "$L/relu_avx2.c|correct|correct" \
+  "$K/relu_printf.c|correct|correct" \
+  "$H/heap_reuse.c|correct|correct"
+judge matmul "--no-timing" \
+  "$H/precision.c|incorrect|expected" \
+  "$L/matmul_tiled.c|correct|correct"
+judge sum "--no-timing" \
+  "$H/subsample.c|incorrect|expected" \
+  "$L/sum_reduction.c|correct|correct"
+judge softmax "--no-timing" "$L/softmax_omp.c|correct|correct"
+
+# --- the same exploits with the gate off: the sandbox must hold ---
+judge relu "--no-timing --no-gate --keep" \
+  "$H/syscall.c|forbidden|^sandbox: system call getppid" \
+  "$H/file_write.c|forbidden|^sandbox: system call openat" \
+  "$H/network.c|forbidden|^sandbox: system call socket" \
+  "$H/fork.c|forbidden|^sandbox: system call clone" \
+  "$H/thread.c|incorrect|never written" \
+  "$H/cache_pointer.c|incorrect|expected"
+# --keep left the work directories: file_write.c ran in one of them
+expect_eq "work directories kept" "$(find "$T/tmpdir" -name worker | wc -l | awk '{print ($1 > 0)}')" "1"
+if find "$T/tmpdir" -name kope-hack-output.txt | grep -q .; then
+  not_ok "a sandboxed kernel created a file"; else ok "no file written by a sandboxed kernel"; fi
+rm -rf "$T/tmpdir"/kope-eval-*
+# Timed outputs are checked: a kernel that stops computing once timing
+# starts is caught.
+judge relu "--no-gate --budget 0.02 --rounds 5 --seeds 2" \
+  "$H/late_cheat.c|incorrect|^timed call \(round [0-9]+, buffer set [0-9]+\)"
+
+# --- timing, sandbox report, heap perturbation ---
+expect_exit 0 "kope hw --json" -- "$KOPE" hw --json
+cp "$T/out" "$T/hw.json"
+expect_exit 0 "legit AVX2 relu with timing" -- "$KOPE" eval relu "$L/relu_avx2.c" --ops-dir "$OPS" \
+  --json --budget 0.02 --rounds 5 --seeds 3
+expect_eq "accepted" "$(json_get "d['accepted']")" "True"
+expect_eq "harness version" "$(json_get "d['harness_version']")" "kope-eval-2"
+expect_eq "every layer kope hw lists as available is active in the worker" \
+  "$(python3 -c "import json; h=json.load(open('$T/hw.json')); d=json.load(open('$T/out')); \
+print(sorted(set(h['sandbox']['available']) - set(d['sandbox_layers'])))")" "[]"
+expect_eq "isolation names the gate and the layers" \
+  "$(json_get "all(x in d['environment']['isolation'] for x in ['static_gate', 'no_new_privs', 'rotating_timed_buffers', 'fp_state_check'])")" "True"
+expect_exit 0 "freed-buffer reuse with timing" -- "$KOPE" eval relu "$H/heap_reuse.c" --ops-dir "$OPS" \
+  --json --budget 0.02 --rounds 5 --seeds 3
+if grep -q "HEAP-HIT" "$T/out"; then not_ok "a freed heap block kept a result"; else
+  ok "freed heap blocks are perturbed (no reuse)"; fi
+if pgrep -f "$T/tmpdir/kope-eval-" >/dev/null; then not_ok "a worker survived"; else ok "no worker left behind"; fi
+
+finish
