@@ -68,7 +68,20 @@ static void from_reply(const kope_ctx *ctx, const kope_llm_reply *r, kope_propos
   const char *op = kope_op_name(s->op);
 
   if (r->truncated) {
+    kope_proposal hdr;
     char ex[200];
+    /* keep the declared thought, never the (possibly partial) code */
+    memset(&hdr, 0, sizeof hdr);
+    kope_llm_parse_reply(r->text, op, s->incumbent, &hdr);
+    if (!hdr.thought_inferred && hdr.thought_id) {
+      out->thought_id = hdr.thought_id;
+      out->layer = hdr.layer;
+      out->title = hdr.title;
+      hdr.thought_id = hdr.layer = hdr.title = NULL;
+    } else {
+      out->thought_id = kope_strdup("llm.truncated");
+    }
+    kope_proposal_release(&hdr);
     kope_llm_excerpt(r->text, ex, sizeof ex);
     out->truncated = 1;
     out->no_kernel = kope_sprintf("truncated: the reply was cut off by the length limit "
@@ -103,6 +116,7 @@ static int ask_llm(llm_policy *lp, const kope_ctx *ctx, kope_proposal *out, kope
     from_reply(ctx, &r, out);
   } else if (rc == KOPE_EREJECT) {
     snprintf(lp->last_fail, sizeof lp->last_fail, "%.500s", e.msg);
+    out->thought_id = kope_strdup("llm.no_reply");
     char ex[200];
     kope_llm_excerpt(r.text, ex, sizeof ex);
     out->no_kernel = kope_sprintf("no usable reply: %s%s%s%s", e.msg, *ex ? "; received: \"" : "",

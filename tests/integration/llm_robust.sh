@@ -27,7 +27,7 @@ run() {
   # "ran": the loop ran to its budget (0, or 1 if the evaluator did not
   # accept the seed on a loaded machine); no_kernel steps do not depend on it
   if [ "$got" = "$want" ] || { [ "$want" = ran ] && [ "$got" -le 1 ]; }; then
-    ok "$desc (exit $got)"
+    ok "$desc (exit $got, $(printf %.1f "$ELAPSED") s)"
   else
     not_ok "$desc: exit $got, expected $want"; tail -5 "$T/err" | sed 's/^/    /'
   fi
@@ -76,6 +76,7 @@ run r503 ran "503 every time" --llm-url "$URL" "${FAST[@]}"
 expect_eq "503: 1 + 2 retries" "$(requests)" 3
 expect_eq "503: no_kernel case" "$(step1 verdict)" no_kernel
 expect_match "503: the reason names the status and body" <(step1 feedback) "HTTP 503.*overloaded"
+expect_eq "503: marked as no reply" "$(step1 thought_id)" llm.no_reply
 no_case_lost 503
 
 # A provider that fails step after step ends the session after 3 such steps.
@@ -125,6 +126,7 @@ start_server "$T/e.json"
 run trunc ran "truncated reply (openai)" --llm-url "$URL" "${FAST[@]}"
 expect_eq "truncated: no_kernel case" "$(step1 verdict)" no_kernel
 expect_match "truncated: recorded as truncated" <(step1 feedback) "^truncated: .*length"
+expect_eq "truncated: the declared thought kept" "$(step1 thought_id)" algorithm.single_pass
 expect_eq "truncated: kernel not evaluated" "$(step1 "code_after_hash is null and eval_seconds = 0")" 1
 no_case_lost truncated
 run trunc2 ran "truncated reply (anthropic)" --llm-provider anthropic --llm-url "$URL" "${FAST[@]}"

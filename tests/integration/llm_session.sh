@@ -10,6 +10,7 @@
 OPS="$KOPE_SRC/tests/llm/ops"   # scale2 with small cases only
 export KOPE_LLM_API_KEY="sk-kope-test-SECRET-7f3a9c"
 FAST=(--eval-seeds 1 --case-budget 0.02)
+TIMED=(--eval-seeds 1 --case-budget 0.1)   # where a promotion must be measured
 
 # 1. A full session over OpenAI-style SSE: wrong, compile error, correct and faster.
 script "$T/s1.json" <<'J'
@@ -24,7 +25,7 @@ J
 start_server "$T/s1.json"
 DB="$T/s1.db"
 expect_exit 0 "llm session (openai, streaming)" -- "$KOPE" optimize scale2 --ops-dir "$OPS" \
-  --db "$DB" --policy llm --llm-url "$URL" --llm-model test-coder --budget-evals 3 "${FAST[@]}" --json
+  --db "$DB" --policy llm --llm-url "$URL" --llm-model test-coder --budget-evals 3 "${TIMED[@]}" --json
 cp "$T/out" "$T/s1.out"; cp "$T/err" "$T/s1.err"
 S=$(json_get "d['session']")
 expect_eq "policy recorded with the model" "$(json_get "d['policy']")" "llm:test-coder"
@@ -105,12 +106,18 @@ script "$T/s4.json" <<'J'
 J
 start_server "$T/s4.json"
 expect_exit 0 "llm+tuner" -- "$KOPE" optimize scale2 --ops-dir "$OPS" --db "$T/s4.db" \
-  --policy llm+tuner --llm-url "$URL" --llm-model test-coder --budget-evals 3 "${FAST[@]}" --json
+  --policy llm+tuner --llm-url "$URL" --llm-model test-coder --budget-evals 3 "${TIMED[@]}" --json
 expect_eq "llm+tuner policy name" "$(json_get "d['policy']")" "llm+tuner:test-coder"
-expect_eq "step 2 is the tuner's move on the LLM's knob" \
-  "$(q "$T/s4.db" "select thought_id from cases where step=2")" "instruction.unroll=4"
-expect_eq "then the LLM again (2 requests)" "$(requests)" 2
-expect_eq "its prose-only reply is a no_kernel case" "$(q "$T/s4.db" "select verdict from cases where step=3")" no_kernel
+if [ "$(q "$T/s4.db" "select count(*) from cases c join cases p on c.prev_id=p.id where c.step=2 and p.step=1")" = 1 ]; then
+  expect_eq "step 2 is the tuner's move on the LLM's knob" \
+    "$(q "$T/s4.db" "select thought_id from cases where step=2")" "instruction.unroll=4"
+  expect_eq "then the LLM again (2 requests)" "$(requests)" 2
+  expect_eq "its prose-only reply is a no_kernel case" "$(q "$T/s4.db" "select verdict from cases where step=3")" no_kernel
+else
+  # the LLM's kernel was not confirmed faster on this (loaded) machine: the
+  # tuner tunes the seed's knobs for its two steps instead
+  not_ok "the LLM's kernel (8x fewer passes) was not promoted: $(q "$T/s4.db" "select step, verdict, speedup from cases")"
+fi
 
 # 6. Structured (JSON) replies and LLM reflection in the Journal, counted as tokens.
 script "$T/s5.json" <<'J'
