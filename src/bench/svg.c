@@ -352,8 +352,10 @@ static void draw_forest(kope_buf *b, fnode *f, size_t n, double width, int maxd)
                     f[i].depth * SY + 47);
     if (kope_bj_bool(j, "correct"))
       kope_buf_printf(b, "%.2fx · %s", kope_bj_num(j, "speedup", 0), kope_bj_str(j, "label"));
-    else
+    else if (strcmp(kope_bj_str(j, "verdict"), "correct"))
       kope_bench_esc(b, kope_bj_str(j, "verdict"));
+    else
+      kope_buf_puts(b, "not counted correct");
     kope_buf_puts(b, "</text><title>");
     kope_bench_esc(b, kope_bj_str(j, "thought"));
     kope_buf_printf(b, ", step %d, case %d: d=%.2f</title></g>\n",
