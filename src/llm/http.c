@@ -4,12 +4,12 @@
  * to the SSE parser (and through it to the protocol's event hook) as
  * bytes arrive, collect anything else as a body, and classify the end:
  * complete, transient (worth a retry), unusable, or fatal. Timeouts: a
- * connect timeout and a stall timeout (less than one byte per second for
- * S seconds), never a cap on the total time of a live stream. The
- * response is capped at max_reply_bytes.
+ * connect timeout and a stall timeout (no byte for S seconds, checked by
+ * the progress callback, which libcurl calls at least once a second),
+ * never a cap on the total time of a live stream. The response is capped
+ * at max_reply_bytes.
  */
 #include <ctype.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +20,26 @@
 typedef struct hx {
   llm_xfer *x;
   const llm_proto *p;
+  double last;        /* when the last byte (header or body) arrived */
+  double stall_s;
+  int stalled;
 } hx;
+
+static int on_progress(void *vctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+  hx *h = vctx;
+
+  (void)dltotal;
+  (void)dlnow;
+  (void)ultotal;
+  (void)ulnow;
+  if (kope_now() - h->last > h->stall_s) {
+    h->stalled = 1;
+    return 1;
+  }
+  return 0;
+}
 
 static void parse_retry_after(llm_xfer *x, const char *v)
 {
@@ -49,6 +68,7 @@ static size_t on_header(char *b, size_t size, size_t n, void *vctx)
   size_t len = size * n;
   char line[512];
 
+  ((hx *)vctx)->last = kope_now();
   snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), b);
   if (!strncmp(line, "HTTP/", 5)) {
     const char *sp = strchr(line, ' ');
@@ -78,6 +98,7 @@ static size_t on_write(char *b, size_t size, size_t n, void *vctx)
   llm_xfer *x = h->x;
   size_t len = size * n;
 
+  h->last = kope_now();
   x->received += len;
   if (x->received > x->l->o.max_reply_bytes) {
     x->bad = 1;
@@ -97,7 +118,6 @@ static size_t on_write(char *b, size_t size, size_t n, void *vctx)
 static CURL *setup(kope_llm *l, const char *body, struct curl_slist *hdrs, hx *h, char *ebuf)
 {
   CURL *c = curl_easy_init();
-  long stall = (long)ceil(l->o.stall_timeout_s > 0 ? l->o.stall_timeout_s : 120.0);
 
   if (!c)
     return NULL;
@@ -109,8 +129,9 @@ static CURL *setup(kope_llm *l, const char *body, struct curl_slist *hdrs, hx *h
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                    (long)((l->o.connect_timeout_s > 0 ? l->o.connect_timeout_s : 10.0) * 1000));
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, stall > 0 ? stall : 1L);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, h);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
@@ -125,17 +146,19 @@ static int retryable_status(long s)
   return s == 408 || s == 429 || s == 529 || (s >= 500 && s <= 599);
 }
 
-static int classify_curl(llm_xfer *x, CURLcode cc, const char *ebuf, double connect_s)
+static int classify_curl(llm_xfer *x, CURLcode cc, const char *ebuf, double connect_s,
+                         int stalled)
 {
   const char *msg = *ebuf ? ebuf : curl_easy_strerror(cc);
 
   if (x->bad)
     return XFER_BAD;
   if (cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ||
-      cc == CURLE_COULDNT_RESOLVE_PROXY || (cc == CURLE_OPERATION_TIMEDOUT && connect_s <= 0)) {
+      cc == CURLE_COULDNT_RESOLVE_PROXY ||
+      ((cc == CURLE_OPERATION_TIMEDOUT || stalled) && connect_s <= 0)) {
     x->unreachable = 1;
     snprintf(x->why, sizeof x->why, "cannot connect to %s: %s", x->l->endpoint, msg);
-  } else if (cc == CURLE_OPERATION_TIMEDOUT) {
+  } else if (stalled || cc == CURLE_OPERATION_TIMEDOUT) {
     snprintf(x->why, sizeof x->why, "the reply stalled: no data for %.0f s (%zu bytes "
              "received)", x->l->o.stall_timeout_s, x->received);
   } else {
@@ -184,7 +207,7 @@ int kope_llm_http_attempt(kope_llm *l, const llm_proto *p, const char *body, llm
 {
   struct curl_slist *hdrs = p->headers(l);
   char ebuf[CURL_ERROR_SIZE] = "";
-  hx h = {x, p};
+  hx h = {x, p, kope_now(), l->o.stall_timeout_s > 0 ? l->o.stall_timeout_s : 120.0, 0};
   double connect_s = 0;
   CURLcode cc;
   CURL *c;
@@ -204,7 +227,7 @@ int kope_llm_http_attempt(kope_llm *l, const llm_proto *p, const char *body, llm
   else if (cc == CURLE_WRITE_ERROR && x->transient_error)
     cls = XFER_RETRY;
   else
-    cls = classify_curl(x, cc, ebuf, connect_s);
+    cls = classify_curl(x, cc, ebuf, connect_s, h.stalled);
   curl_easy_cleanup(c);
 out:
   kope_sse_release(&x->sse);

@@ -115,6 +115,8 @@ expect_eq "stall: retried once" "$(requests)" 2
 expect_eq "stall: no_kernel case" "$(step1 verdict)" no_kernel
 expect_match "stall: reason" <(step1 feedback) "stalled: no data for 1 s"
 expect_eq "stall: bounded in time" "$(python3 -c "print($ELAPSED < 30)")" True
+expect_eq "stall: detected after about 1 s (gap between the attempts < 5 s)" "$(python3 -c "
+import json; t=[json.loads(l)['t'] for l in open('$LOG')]; print(t[1] - t[0] < 5)")" True
 no_case_lost stall
 
 # A truncated reply (finish_reason length / stop_reason max_tokens) is not evaluated.
