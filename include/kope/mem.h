@@ -42,7 +42,7 @@ extern "C" {
 typedef struct kope_db kope_db;
 
 /* The schema version this library writes (kept in PRAGMA user_version). */
-#define KOPE_DB_SCHEMA_VERSION 2
+#define KOPE_DB_SCHEMA_VERSION 3
 
 /* ---- opening ---------------------------------------------------------- */
 

@@ -5,8 +5,9 @@
  * pragmas, transactions), sq_schema.c (schema versions and migrations),
  * sq_case.c (Cases and scoring rows), sq_query.c (retrieval queries and
  * full-text search), sq_misc.c (sessions, Journals, sources, hardware) and
- * sq_digest.c (digests, statistics, gc, imports, integrity) and sq_fts.c
- * (feeding the full-text index).
+ * sq_digest.c (digests, statistics, gc, imports, integrity), sq_fts.c
+ * (feeding the full-text index) and sq_ckpt.c (WAL checkpoints in a
+ * helper thread).
  *
  * Every SQL text is a constant or assembled from constant fragments; user
  * data only ever travels as bound parameters.
@@ -22,10 +23,10 @@
 
 /* Cached statements, prepared on first use. */
 enum sq_stmt_id {
-  SQ_NODE_GET, SQ_ANCESTORS, SQ_NODE_PUT, SQ_NODE_PUT_IX, SQ_NODE_PUT_FULL, SQ_SCORE_INS, SQ_CASE_INS, SQ_CASE_GET, SQ_SRC_INS,
+  SQ_NODE_GET, SQ_NODE_PUT, SQ_NODE_PUT_IX, SQ_NODE_PUT_FULL, SQ_SCORE_INS, SQ_CASE_INS, SQ_CASE_GET, SQ_SRC_INS,
   SQ_SRC_GET, SQ_SUCC, SQ_EXISTS_CASE, SQ_EXISTS_SESSION, SQ_EXISTS_JOURNAL,
   SQ_UID_CASE, SQ_UID_SESSION, SQ_UID_JOURNAL, SQ_JOURNAL_INS, SQ_JOURNAL_GET,
-  SQ_JOURNAL_CASE, SQ_PROBE, SQ_WINDOW, SQ_FTS, SQ_META_INT, SQ_META_SET,
+  SQ_JOURNAL_CASE, SQ_PROBE, SQ_FTS, SQ_FTS_ALL, SQ_META_INT, SQ_META_SET,
   SQ_MAX_CASE, SQ_MAX_JOURNAL, SQ_FLUSH_CASES, SQ_FLUSH_JOURNALS, SQ_FIX_SUCC, SQ_FIX_NEXT, SQ_DIGEST_GET, SQ_DIGEST_IDS, SQ_COUNT
 };
 
@@ -70,6 +71,8 @@ typedef struct sq_df {
   double at;
 } sq_df;
 
+typedef struct sq_ckpt sq_ckpt;
+
 typedef struct sq {
   sqlite3 *h;
   char *path;
@@ -81,6 +84,7 @@ typedef struct sq {
   sqlite3_stmt *top[SQ_TOP_CACHE];
   sq_df *df;        /* SQ_DF_SLOTS entries, allocated on first search */
   int queued;       /* rows this handle added since its last full-text flush */
+  sq_ckpt *ckpt;    /* the checkpoint helper of a writable handle, or NULL */
 } sq;
 
 /* ---- sq_open.c ---------------------------------------------------------- */
@@ -113,6 +117,14 @@ int sq_fts_sync(sq *s, kope_err *err);
 /* After Journals were deleted (everything indexed before): lower the
  * Journal watermark to the highest remaining id. */
 int sq_fts_journals_deleted(sq *s, kope_err *err);
+
+/* ---- sq_ckpt.c ----------------------------------------------------------- */
+/* Move WAL checkpoints of a writable handle (WAL mode set) to a helper
+ * thread with its own connection; -1 (nothing changed: SQLite keeps
+ * checkpointing on commit) when it cannot be started. */
+int sq_ckpt_start(sq *s);
+/* Stop and join the helper (no-op without one); before closing s->h. */
+void sq_ckpt_stop(sq *s);
 
 /* ---- sq_schema.c -------------------------------------------------------- */
 /* Bring an opened, validated database to KOPE_DB_SCHEMA_VERSION. */

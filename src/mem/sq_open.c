@@ -21,13 +21,6 @@
 static const char *const stmt_sql[SQ_COUNT] = {
   [SQ_NODE_GET] = "SELECT prev_id, a, step_ratio, d_score, succ_sum, n_succ, confidence, "
                   "label, rank_ix FROM case_scores WHERE id = ?1",
-  /* (a correlated lookup per step: a join here makes SQLite build a bloom
-   * filter over the whole table at every step) */
-  [SQ_ANCESTORS] = "WITH RECURSIVE up(id, lvl) AS (SELECT ?1, 0 UNION ALL SELECT (SELECT "
-                   "prev_id FROM case_scores WHERE id = up.id), up.lvl + 1 FROM up WHERE "
-                   "up.id IS NOT NULL AND up.lvl < 100000000) SELECT s.id, s.prev_id, s.a, "
-                   "s.step_ratio, s.d_score, s.succ_sum, s.n_succ, s.confidence, s.label, "
-                   "s.rank_ix FROM up JOIN case_scores s ON s.id = up.id ORDER BY up.lvl",
   /* rank moved within the slack: the rank indexes stay untouched */
   [SQ_NODE_PUT] = "UPDATE case_scores SET succ_sum = ?2, n_succ = ?3, d_score = ?4, "
                   "rank = ?5 WHERE id = ?1",
@@ -64,11 +57,12 @@ static const char *const stmt_sql[SQ_COUNT] = {
   /* How many rows match, counted up to a cap (rowid order stops early). */
   [SQ_PROBE] = "SELECT count(*) FROM (SELECT 1 FROM mem_fts WHERE mem_fts MATCH ?1 "
                "ORDER BY rowid DESC LIMIT ?2)",
-  /* The lowest rowid among the newest ?2 matches. */
-  [SQ_WINDOW] = "SELECT min(rowid) FROM (SELECT rowid FROM mem_fts WHERE mem_fts MATCH ?1 "
-                "ORDER BY rowid DESC LIMIT ?2)",
-  [SQ_FTS] = "SELECT rowid, rank FROM mem_fts WHERE mem_fts MATCH ?1 AND rowid >= ?3 "
-             "ORDER BY rank LIMIT ?2",
+  /* bm25 of the newest ?2 matches (the caller keeps the best). */
+  [SQ_FTS] = "SELECT rowid, bm25(mem_fts) FROM mem_fts WHERE mem_fts MATCH ?1 "
+             "ORDER BY rowid DESC LIMIT ?2",
+  /* bm25 of every match, best first (search: AND of all terms). */
+  [SQ_FTS_ALL] = "SELECT rowid, rank FROM mem_fts WHERE mem_fts MATCH ?1 ORDER BY rank "
+                 "LIMIT ?2",
   [SQ_META_INT] = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1",
   [SQ_META_SET] = "INSERT INTO meta(key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE "
                   "SET value = excluded.value",
@@ -419,6 +413,7 @@ static void sq_close(void *impl)
 
   if (!s)
     return;
+  sq_ckpt_stop(s);
   for (i = 0; i < SQ_COUNT; i++)
     sqlite3_finalize(s->st[i]);
   for (i = 0; i < SQ_TOP_CACHE; i++)
@@ -480,6 +475,8 @@ static int sq_open(const char *path, int flags, void **impl, kope_err *err)
     goto fail;
   if ((rc = load_uuid(s, err)) != KOPE_OK)
     goto fail;
+  if (!(flags & KOPE_DB_READONLY) && !sqlite3_db_readonly(s->h, "main"))
+    sq_ckpt_start(s);
   *impl = s;
   return KOPE_OK;
 fail:

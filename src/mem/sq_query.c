@@ -13,7 +13,9 @@
  * terms are OR-ed while their rows fit; common words carry little bm25
  * weight anyway. When even the rarest term matches more rows than the
  * budget, bm25 ranks its newest budget-many matches (recent experience
- * first). Search for the CLI (AND of all terms) is not limited.
+ * first): one pass over the index in rowid order computes bm25 for the
+ * rows it reads, and the best are kept here. Search for the CLI (AND of
+ * all terms) is not limited.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,21 +248,16 @@ static int pick_terms(sq *s, term *t, size_t *n, int64_t *rows, kope_err *err)
   return KOPE_OK;
 }
 
-/* The MATCH expression (NULL when no term is left) and the lowest rowid
- * to score: when even the rarest term matches more rows than the budget,
- * only its newest ROW_BUDGET matches are ranked. */
-static char *build_query(sq *s, const char *text, int all_terms, int64_t *lo, int *rc,
-                         kope_err *err)
+/* The MATCH expression, NULL when no term is left. */
+static char *build_query(sq *s, const char *text, int all_terms, int *rc, kope_err *err)
 {
   char words[MAX_TERMS * 2][48];
   term t[MAX_TERMS];
   size_t nw = mem_terms(text, words, MAX_TERMS * 2), n = 0, i;
   int64_t rows = 0;
   kope_buf q;
-  char *out;
 
   *rc = KOPE_OK;
-  *lo = 0;
   for (i = 0; i < nw && n < MAX_TERMS; i++)
     if (!is_stopword(words[i]) || all_terms)
       t[n++].w = words[i];
@@ -271,10 +268,7 @@ static char *build_query(sq *s, const char *text, int all_terms, int64_t *lo, in
   kope_buf_init(&q, 0);
   for (i = 0; i < n; i++)   /* terms hold only word characters: quoting is safe */
     kope_buf_printf(&q, "%s\"%s\"", i ? (all_terms ? " AND " : " OR ") : "", t[i].w);
-  out = kope_buf_steal(&q);
-  if (!all_terms && rows > ROW_BUDGET)
-    *rc = match_int(s, SQ_WINDOW, out, ROW_BUDGET, lo, err);
-  return out;
+  return kope_buf_steal(&q);
 }
 
 static int push_hit(mem_hit **hits, size_t *n, size_t *cap, mem_hit h)
@@ -291,19 +285,13 @@ static int push_hit(mem_hit **hits, size_t *n, size_t *cap, mem_hit h)
   return 0;
 }
 
-/* Decode a mem_fts rowid (id * 4 + kind); a Journal's Case is looked up. */
-static int decode_hit(sq *s, int64_t rowid, double score, mem_hit *h, kope_err *err)
+/* A Journal hit's Case. */
+static int journal_case(sq *s, mem_hit *h, kope_err *err)
 {
-  sqlite3_stmt *st;
+  sqlite3_stmt *st = sq_stmt(s, SQ_JOURNAL_CASE, err);
   int rc;
 
-  h->kind = (int)(rowid & 3);
-  h->id = rowid >> 2;
-  h->case_id = h->kind == MEM_T_CASE ? h->id : 0;
-  h->score = score;
-  if (h->kind != MEM_T_JOURNAL)
-    return KOPE_OK;
-  if (!(st = sq_stmt(s, SQ_JOURNAL_CASE, err)))
+  if (!st)
     return SQ_ERRCODE(err);
   sqlite3_bind_int64(st, 1, h->id);
   if ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -312,56 +300,71 @@ static int decode_hit(sq *s, int64_t rowid, double score, mem_hit *h, kope_err *
   return rc == SQLITE_ROW || rc == SQLITE_DONE ? KOPE_OK : sq_fail(s, rc, "searching", err);
 }
 
+/* Read (rowid, score) rows; a mem_fts rowid is id * 4 + kind. The Cases
+ * of Journal hits are looked up later, for the hits that are kept. */
 static int collect_hits(sq *s, sqlite3_stmt *st, mem_hit **hits, size_t *n, kope_err *err)
 {
-  mem_ids rows = {0};
-  double *scores = NULL;
-  size_t cap = 0, i;
+  size_t cap = 0;
   int rc;
 
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {   /* read all, then decode */
-    double *ns = realloc(scores, (rows.n + 1) * sizeof *ns);
-    if (!ns || mem_ids_push(&rows, sqlite3_column_int64(st, 0)) != 0) {
-      free(ns ? ns : scores);
-      scores = NULL;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t rowid = sqlite3_column_int64(st, 0);
+    mem_hit h;
+    h.kind = (int)(rowid & 3);
+    h.id = rowid >> 2;
+    h.case_id = h.kind == MEM_T_CASE ? h.id : 0;
+    h.score = sqlite3_column_double(st, 1);
+    if (push_hit(hits, n, &cap, h) != 0) {
       rc = SQLITE_NOMEM;
       break;
     }
-    scores = ns;
-    scores[rows.n - 1] = sqlite3_column_double(st, 1);
   }
   sqlite3_reset(st);
-  rc = rc == SQLITE_DONE ? KOPE_OK : sq_fail(s, rc, "searching", err);
-  for (i = 0; rc == KOPE_OK && i < rows.n; i++) {
-    mem_hit h;
-    if ((rc = decode_hit(s, rows.v[i], scores[i], &h, err)) == KOPE_OK &&
-        push_hit(hits, n, &cap, h) != 0)
-      rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
-  }
-  mem_ids_release(&rows);
-  free(scores);
-  return rc;
+  return rc == SQLITE_DONE ? KOPE_OK : sq_fail(s, rc, "searching", err);
 }
 
+/* Best bm25 first (lower is better), newer first on ties. */
+static int cmp_hit(const void *a, const void *b)
+{
+  const mem_hit *x = a, *y = b;
+  int64_t rx = x->id * 4 + x->kind, ry = y->id * 4 + y->kind;
+
+  if (x->score != y->score)
+    return x->score < y->score ? -1 : 1;
+  return (rx < ry) - (rx > ry);
+}
+
+/* A relevance query scores the newest ROW_BUDGET matches in one pass of
+ * the index (bm25 is computed for the rows read, the LIMIT stops the
+ * scan) and keeps the best; when the chosen terms match fewer rows than
+ * that, which pick_terms arranges whenever it can, every match is scored.
+ * A search (all_terms) lets FTS5 rank every match. */
 int sq_text(void *impl, const char *text, int all_terms, size_t limit, mem_hit **hits,
             size_t *n, kope_err *err)
 {
   sq *s = impl;
   sqlite3_stmt *st;
-  int64_t lo = 0;
+  size_t i;
   int rc = sq_fts_sync(s, err);
-  char *q = rc == KOPE_OK ? build_query(s, text, all_terms, &lo, &rc, err) : NULL;
+  char *q = rc == KOPE_OK ? build_query(s, text, all_terms, &rc, err) : NULL;
 
   *hits = NULL;
   *n = 0;
-  if (q && rc == KOPE_OK && !(st = sq_stmt(s, SQ_FTS, err)))
+  if (q && rc == KOPE_OK && !(st = sq_stmt(s, all_terms ? SQ_FTS_ALL : SQ_FTS, err)))
     rc = SQ_ERRCODE(err);
   else if (q && rc == KOPE_OK) {
     sq_bind_text(st, 1, q);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
-    sqlite3_bind_int64(st, 3, lo);
+    sqlite3_bind_int64(st, 2, all_terms ? (sqlite3_int64)limit : ROW_BUDGET);
     rc = collect_hits(s, st, hits, n, err);
   }
+  if (rc == KOPE_OK && !all_terms && *n > 0) {
+    qsort(*hits, *n, sizeof **hits, cmp_hit);
+    if (*n > limit)
+      *n = limit;
+  }
+  for (i = 0; rc == KOPE_OK && i < *n; i++)
+    if ((*hits)[i].kind == MEM_T_JOURNAL)
+      rc = journal_case(s, &(*hits)[i], err);
   free(q);
   return rc;
 }

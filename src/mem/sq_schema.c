@@ -22,6 +22,10 @@
  *       imports, digests, digest_cases, hw_profiles; one FTS5 index
  *       (mem_fts) over Case text, Journals and digests, fed in batches
  *       above two watermarks kept in meta.
+ *   v3  a third rank index, (thought_id, label, rank_ix, target) for Cases
+ *       with a thought: a thought-id filter read the (label, rank_ix, ...)
+ *       index until enough of its rows matched, about 1 in 70 (3 ms per
+ *       query at 100,000 Cases); now it seeks to the thought.
  *
  * All migrations of one open run in a single write transaction that
  * re-reads the version after taking the lock, so two processes opening
@@ -158,6 +162,10 @@ static const char schema_v2[] =
   "CREATE UNIQUE INDEX journals_origin ON journals(origin_db, origin_id)"
   " WHERE origin_db IS NOT NULL;";
 
+static const char schema_v3[] =
+  "CREATE INDEX scores_thought_rank ON case_scores(thought_id, label, rank_ix, target)"
+  " WHERE thought_id IS NOT NULL;";
+
 /* kope_err_sig(verdict, correct, speedup, feedback): the error signature
  * of a failed Case, NULL for a successful one. */
 static void fn_err_sig(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -264,7 +272,7 @@ int sq_migrate_to(sq *s, int target, kope_err *err)
   if ((rc = read_version(s, &v, err)) != KOPE_OK)
     goto out;
   while (rc == KOPE_OK && v < target) {
-    rc = v == 0 ? step_v1(s, err) : step_v2(s, err);
+    rc = v == 0 ? step_v1(s, err) : v == 1 ? step_v2(s, err) : sq_exec(s, schema_v3, err);
     v++;
   }
   snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v);
