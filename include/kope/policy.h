@@ -46,6 +46,7 @@ typedef struct kope_policy_opts {
   int reflect;                 /* 1: LLM reflection writes Journal interpretation */
   int reflect_off_budget;      /* 1: reflection tokens do not count against budgets */
   int json_reply;              /* openai: ask for a JSON object via response_format */
+  long max_reply_bytes;        /* response size cap (0: 4 MiB) */
   int tuner_steps;             /* llm+tuner: tuner steps between LLM steps */
 } kope_policy_opts;
 

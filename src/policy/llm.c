@@ -271,6 +271,8 @@ static void llm_opts(const kope_policy_opts *o, kope_llm_opts *lo)
     lo->backoff_s = o->backoff_s;
   lo->retries = o->retries;
   lo->seed = o->seed;
+  if (o->max_reply_bytes > 0)
+    lo->max_reply_bytes = (size_t)o->max_reply_bytes;
   lo->response_format = o->json_reply ? reply_schema : NULL;
 }
 

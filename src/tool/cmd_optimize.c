@@ -78,6 +78,7 @@ static void usage(FILE *f)
     "  --llm-max-tokens-field F  max_tokens (default) | max_completion_tokens\n"
     "  --no-llm-stream       one JSON reply instead of SSE streaming\n"
     "  --llm-json            ask for a JSON object reply (response_format json_schema)\n"
+    "  --llm-max-reply-bytes N  response size cap (default 4 MiB)\n"
     "  --llm-connect-timeout S (default 10)  --llm-stall-timeout S (default 120)\n"
     "  --llm-cmd-timeout S   command provider time limit (default 600)\n"
     "  --llm-retries N (default 4)  --llm-backoff S first retry wait (default 1)\n"
@@ -164,6 +165,7 @@ static int parse_opt(opt_args *a, int ch, const char *v)
   case 14: o->pol.reflect = o->pol.reflect_off_budget = 1; break;
   case 15: o->pol.tuner_steps = atoi(v); break;
   case 16: o->pol.json_reply = 1; break;
+  case 17: o->pol.max_reply_bytes = atol(v); break;
   default: return -2;
   }
   return KOPE_OK;
@@ -202,7 +204,7 @@ static int parse(int argc, char **argv, opt_args *a)
     {"llm-connect-timeout", 1, 0, 9}, {"llm-stall-timeout", 1, 0, 10},
     {"llm-cmd-timeout", 1, 0, 11}, {"llm-retries", 1, 0, 12}, {"llm-backoff", 1, 0, 13},
     {"llm-reflect-off-budget", 0, 0, 14}, {"llm-tuner-steps", 1, 0, 15},
-    {"llm-json", 0, 0, 16},
+    {"llm-json", 0, 0, 16}, {"llm-max-reply-bytes", 1, 0, 17},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
   int ch, rc;

@@ -150,6 +150,16 @@ expect_eq "bad json: not retried" "$(requests)" 2
 expect_eq "bad json: no_kernel case" "$(step1 verdict)" no_kernel
 expect_match "bad json: reason" <(step1 feedback) "invalid JSON in the event stream"
 no_case_lost "bad json"
+
+# A runaway reply is cut at the response cap (streamed and not).
+python3 -c "import json; print(json.dumps([{'text': 'x' * 200000}, {'mode': 'json', 'text': 'y' * 200000}]))" >"$T/g.json"
+start_server "$T/g.json"
+run cap ran "oversized streamed reply" --llm-url "$URL" --llm-max-reply-bytes 20000 "${FAST[@]}"
+expect_match "cap: reason" <(step1 feedback) "exceeded the response cap of 20000 bytes"
+expect_eq "cap: not retried" "$(requests)" 1
+no_case_lost cap
+run cap2 ran "oversized JSON reply" --llm-url "$URL" --no-llm-stream --llm-max-reply-bytes 20000 "${FAST[@]}"
+expect_match "cap (json): reason" <(step1 feedback) "exceeded the response cap of 20000 bytes"
 stop_server
 
 # Unreachable server: connection errors are retried, then the session stops (exit 3).
