@@ -63,7 +63,11 @@ typedef int (*mem_kv_fn)(const char *key, const char *value, void *ctx);
 
 enum mem_text_kind { MEM_T_CASE = 0, MEM_T_JOURNAL = 1, MEM_T_DIGEST = 2 };
 enum mem_uid_kind { MEM_U_CASE = 0, MEM_U_SESSION = 1, MEM_U_JOURNAL = 2 };
-enum mem_txn_op { MEM_TXN_BEGIN = 0, MEM_TXN_COMMIT = 1, MEM_TXN_ROLLBACK = 2 };
+/* READ/READ_END bracket a group of reads (a retrieval) in one snapshot
+ * that sees every committed row in the full-text index; no-ops inside a
+ * write transaction, and no write may start in between. */
+enum mem_txn_op { MEM_TXN_BEGIN = 0, MEM_TXN_COMMIT = 1, MEM_TXN_ROLLBACK = 2,
+                  MEM_TXN_READ = 3, MEM_TXN_READ_END = 4 };
 
 typedef struct mem_engine {
   const char *name;
@@ -83,6 +87,10 @@ typedef struct mem_engine {
   int (*case_put)(void *impl, const kope_mem_case *c, const mem_node *score,
                   const char *err_sig, const mem_origin *o, int64_t *id, kope_err *err);
   int (*case_get)(void *impl, int64_t id, int flags, kope_mem_case *out, kope_err *err);
+  /* What ranking needs, from the narrow score row: id, label, rank,
+   * step_ratio, d_score, layer, target, hw (owned); the rest stays at
+   * kope_mem_case_init's values. Unknown id: KOPE_EINPUT. */
+  int (*case_brief)(void *impl, int64_t id, kope_mem_case *out, kope_err *err);
   int (*case_each)(void *impl, const kope_mem_filter *f, int flags, kope_mem_case_fn fn,
                    void *ctx, kope_err *err);
   int (*successors)(void *impl, int64_t id, mem_ids *out, kope_err *err);

@@ -124,40 +124,53 @@ static int cmp_rank(const void *a, const void *b)
   return (x->id < y->id) - (x->id > y->id);   /* newer first */
 }
 
-static int emit_cases(pool *p, const kope_mem_filter *f, size_t k, kope_mem_recs *out)
+/* Emit the chosen Case: read it in full (the pool holds brief rows). */
+static int emit_one(kope_db *db, const pool_item *it, kope_mem_recs *out, kope_err *err)
+{
+  kope_mem_case c;
+  kope_mem_rec *r;
+  int rc = kope_mem_case_get(db, it->id, 0, &c, err);
+
+  if (rc != KOPE_OK)
+    return rc;
+  if (!(r = mem_recs_push(out)))
+    rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  else {
+    mem_rec_from_case(r, &c);
+    r->match = it->match;
+    r->text_score = it->text_score;
+  }
+  kope_mem_case_release(&c);
+  return rc;
+}
+
+static int emit_cases(kope_db *db, pool *p, const kope_mem_filter *f, size_t k,
+                      kope_mem_recs *out, kope_err *err)
 {
   pool_item **b[KOPE_LABEL_COUNT] = {0};
   size_t nb[KOPE_LABEL_COUNT] = {0}, take[KOPE_LABEL_COUNT] = {0}, i, taken = 0;
-  int l, rc = 0, more = 1;
+  int l, rc = KOPE_OK, more = 1;
 
   for (l = 0; l < KOPE_LABEL_COUNT; l++)
     if (!(b[l] = malloc((p->n + 1) * sizeof *b[l])))
-      rc = -1;
-  for (i = 0; rc == 0 && i < p->n; i++) {
+      rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  for (i = 0; rc == KOPE_OK && i < p->n; i++) {
     pool_item *it = &p->v[i];
     if (it->c.owned && (it->match & KOPE_MEM_BY_FILTER || passes_hard(f, &it->c)))
       b[it->c.label][nb[it->c.label]++] = it;
   }
-  for (l = 0; rc == 0 && l < KOPE_LABEL_COUNT; l++)
+  for (l = 0; rc == KOPE_OK && l < KOPE_LABEL_COUNT; l++)
     qsort(b[l], nb[l], sizeof *b[l], cmp_rank);
-  while (rc == 0 && more && taken < k)   /* round-robin over the buckets */
+  while (rc == KOPE_OK && more && taken < k)   /* round-robin over the buckets */
     for (more = 0, l = 0; l < KOPE_LABEL_COUNT && taken < k; l++)
       if (take[l] < nb[l]) {
         take[l]++;
         taken++;
         more = 1;
       }
-  for (l = 0; rc == 0 && l < KOPE_LABEL_COUNT; l++)
-    for (i = 0; i < take[l]; i++) {
-      kope_mem_rec *r = mem_recs_push(out);
-      if (!r) {
-        rc = -1;
-        break;
-      }
-      mem_rec_from_case(r, &b[l][i]->c);
-      r->match = b[l][i]->match;
-      r->text_score = b[l][i]->text_score;
-    }
+  for (l = 0; rc == KOPE_OK && l < KOPE_LABEL_COUNT; l++)
+    for (i = 0; rc == KOPE_OK && i < take[l]; i++)
+      rc = emit_one(db, b[l][i], out, err);
   for (l = 0; l < KOPE_LABEL_COUNT; l++)
     free(b[l]);
   return rc;
@@ -229,13 +242,15 @@ static char *state_text(const kope_mem_state *s)
   return kope_sprintf("%s %s", s->text ? s->text : "", s->feedback ? s->feedback : "");
 }
 
+/* What ranking needs of every pool member; only the Cases that are
+ * emitted are read in full. */
 static int load_pool(kope_db *db, pool *p, kope_err *err)
 {
   size_t i;
   int rc = KOPE_OK;
 
   for (i = 0; i < p->n && rc == KOPE_OK; i++)
-    rc = kope_mem_case_get(db, p->v[i].id, 0, &p->v[i].c, err);
+    rc = db->eng->case_brief(db->impl, p->v[i].id, &p->v[i].c, err);
   return rc;
 }
 
@@ -258,6 +273,8 @@ int kope_mem_retrieve(kope_db *db, const kope_mem_state *state, const kope_mem_f
     f = &def;
   if (f->label && kope_mem_label_parse(f->label) < 0)
     return kope_err_set(err, KOPE_EINPUT, "unknown label '%s'", f->label);
+  if ((rc = db->eng->txn(db->impl, MEM_TXN_READ, err)) != KOPE_OK)
+    return rc;
   text = state_text(state);
   has_text = text[strspn(text, " ")] != '\0';
   if (any_exact(f) || !has_text)
@@ -268,11 +285,12 @@ int kope_mem_retrieve(kope_db *db, const kope_mem_state *state, const kope_mem_f
     rc = pool_add_hits(&p, hits, nh, err);
   if (rc == KOPE_OK)
     rc = load_pool(db, &p, err);
-  if (rc == KOPE_OK && emit_cases(&p, f, k, out) != 0)
-    rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  if (rc == KOPE_OK)
+    rc = emit_cases(db, &p, f, k, out, err);
   maxd = f->max_digests == 0 ? (int)((k + 1) / 2) : f->max_digests;
   if (rc == KOPE_OK && maxd > 0)
     rc = add_digests(db, state, f, hits, nh, (size_t)maxd, out, err);
+  db->eng->txn(db->impl, MEM_TXN_READ_END, NULL);
   pool_release(&p);
   free(hits);
   free(text);
@@ -292,16 +310,14 @@ static char *fix_summary(const kope_mem_case *failed, const kope_mem_case *fix)
   return s;
 }
 
-static int push_fix(kope_db *db, int64_t failed_id, kope_mem_recs *out, kope_err *err)
+static int push_fix(kope_db *db, int64_t failed_id, int64_t fix_id, kope_mem_recs *out,
+                    kope_err *err)
 {
   kope_mem_case c, fix;
   kope_mem_rec *r;
-  int64_t fix_id = 0;
   int rc = kope_mem_case_get(db, failed_id, 0, &c, err);
 
   kope_mem_case_init(&fix);
-  if (rc == KOPE_OK)
-    rc = db->eng->fix_of(db->impl, failed_id, &fix_id, err);
   if (rc == KOPE_OK && fix_id)
     rc = kope_mem_case_get(db, fix_id, 0, &fix, err);
   if (rc == KOPE_OK && !(r = mem_recs_push(out)))
@@ -319,22 +335,25 @@ static int push_fix(kope_db *db, int64_t failed_id, kope_mem_recs *out, kope_err
   return rc;
 }
 
-/* Stable partition: records with a fix first. */
-static void fixes_first(kope_mem_recs *out, size_t start)
+/* The candidates (newest first) with a fix come first, then the others;
+ * only the k that are returned are read in full. */
+static int push_fixes(kope_db *db, const mem_ids *ids, size_t k, kope_mem_recs *out,
+                      kope_err *err)
 {
-  size_t n = out->n - start, i, j = 0;
-  kope_mem_rec *tmp;
+  int64_t *fix = calloc(ids->n + 1, sizeof *fix);
+  size_t i, taken = 0;
+  int pass, rc = fix ? KOPE_OK : kope_err_set(err, KOPE_EINTERNAL, "out of memory");
 
-  if (n == 0 || !(tmp = malloc(n * sizeof *tmp)))
-    return;
-  for (i = start; i < out->n; i++)
-    if (out->v[i].fix_case_id)
-      tmp[j++] = out->v[i];
-  for (i = start; i < out->n; i++)
-    if (!out->v[i].fix_case_id)
-      tmp[j++] = out->v[i];
-  memcpy(out->v + start, tmp, n * sizeof *tmp);
-  free(tmp);
+  for (i = 0; rc == KOPE_OK && i < ids->n; i++)
+    rc = db->eng->fix_of(db->impl, ids->v[i], &fix[i], err);
+  for (pass = 0; pass < 2; pass++)
+    for (i = 0; rc == KOPE_OK && i < ids->n && taken < k; i++)
+      if ((fix[i] != 0) == (pass == 0)) {
+        rc = push_fix(db, ids->v[i], fix[i], out, err);
+        taken++;
+      }
+  free(fix);
+  return rc;
 }
 
 int kope_mem_fixes(kope_db *db, const char *feedback, const kope_mem_filter *f, size_t k,
@@ -343,19 +362,16 @@ int kope_mem_fixes(kope_db *db, const char *feedback, const kope_mem_filter *f, 
   kope_mem_filter none = {0};
   char *sig = kope_mem_error_signature(feedback);
   mem_ids ids = {0};
-  size_t i, start = out->n;
   int rc = KOPE_OK;
 
   if (!sig || k == 0)
     goto out;
+  if ((rc = db->eng->txn(db->impl, MEM_TXN_READ, err)) != KOPE_OK)
+    goto out;
   rc = db->eng->err_cases(db->impl, sig, f ? f : &none, 4 * k, &ids, err);
-  for (i = 0; rc == KOPE_OK && i < ids.n; i++)
-    rc = push_fix(db, ids.v[i], out, err);
-  if (rc == KOPE_OK) {
-    fixes_first(out, start);
-    while (out->n > start + k)   /* drop the overflow */
-      mem_rec_release(&out->v[--out->n]);
-  }
+  if (rc == KOPE_OK)
+    rc = push_fixes(db, &ids, k, out, err);
+  db->eng->txn(db->impl, MEM_TXN_READ_END, NULL);
 out:
   mem_ids_release(&ids);
   free(sig);

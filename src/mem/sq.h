@@ -23,7 +23,7 @@
 
 /* Cached statements, prepared on first use. */
 enum sq_stmt_id {
-  SQ_NODE_GET, SQ_NODE_PUT, SQ_NODE_PUT_IX, SQ_NODE_PUT_FULL, SQ_SCORE_INS, SQ_CASE_INS, SQ_CASE_GET, SQ_SRC_INS,
+  SQ_NODE_GET, SQ_NODE_PUT, SQ_NODE_PUT_IX, SQ_NODE_PUT_FULL, SQ_SCORE_INS, SQ_CASE_INS, SQ_CASE_GET, SQ_CASE_BRIEF, SQ_SRC_INS,
   SQ_SRC_GET, SQ_SUCC, SQ_EXISTS_CASE, SQ_EXISTS_SESSION, SQ_EXISTS_JOURNAL,
   SQ_UID_CASE, SQ_UID_SESSION, SQ_UID_JOURNAL, SQ_JOURNAL_INS, SQ_JOURNAL_GET,
   SQ_JOURNAL_CASE, SQ_PROBE, SQ_FTS, SQ_FTS_ALL, SQ_META_INT, SQ_META_SET,
@@ -80,6 +80,7 @@ typedef struct sq {
   int schema;
   int depth;        /* nesting of kope_db_begin */
   int failed;       /* an inner write failed: the outer commit must not */
+  int reading;      /* a read snapshot (MEM_TXN_READ) is open */
   sqlite3_stmt *st[SQ_COUNT];
   sqlite3_stmt *top[SQ_TOP_CACHE];
   sq_df *df;        /* SQ_DF_SLOTS entries, allocated on first search */
@@ -112,8 +113,11 @@ int sq_txn(void *impl, int op, kope_err *err);
  * rows waiting above the watermarks once enough have accumulated. */
 int sq_fts_queue(sq *s, kope_err *err);
 /* Index every waiting row (own transaction unless one is open); skipped on
- * a read-only handle. */
+ * a read-only handle and inside a read snapshot (which checked at its
+ * start that nothing was waiting). */
 int sq_fts_sync(sq *s, kope_err *err);
+/* Is any Case or Journal waiting to be indexed? */
+int sq_fts_waiting(sq *s, int *yes, kope_err *err);
 /* After Journals were deleted (everything indexed before): lower the
  * Journal watermark to the highest remaining id. */
 int sq_fts_journals_deleted(sq *s, kope_err *err);
@@ -144,6 +148,7 @@ int sq_node_put_full(void *impl, const mem_node *n, kope_err *err);
 int sq_case_put(void *impl, const kope_mem_case *c, const mem_node *score,
                 const char *err_sig, const mem_origin *o, int64_t *id, kope_err *err);
 int sq_case_get(void *impl, int64_t id, int flags, kope_mem_case *out, kope_err *err);
+int sq_case_brief(void *impl, int64_t id, kope_mem_case *out, kope_err *err);
 int sq_case_each(void *impl, const kope_mem_filter *f, int flags, kope_mem_case_fn fn,
                  void *ctx, kope_err *err);
 int sq_successors(void *impl, int64_t id, mem_ids *out, kope_err *err);

@@ -373,6 +373,34 @@ int sq_case_get(void *impl, int64_t id, int flags, kope_mem_case *out, kope_err 
   return rc;
 }
 
+int sq_case_brief(void *impl, int64_t id, kope_mem_case *out, kope_err *err)
+{
+  sq *s = impl;
+  sqlite3_stmt *st = sq_stmt(s, SQ_CASE_BRIEF, err);
+  int rc;
+
+  kope_mem_case_init(out);
+  if (!st)
+    return SQ_ERRCODE(err);
+  sqlite3_bind_int64(st, 1, id);
+  if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    out->owned = 1;
+    out->id = id;
+    out->label = sqlite3_column_int(st, 0);
+    out->rank = sqlite3_column_double(st, 1);
+    out->step_ratio = sqlite3_column_double(st, 2);
+    out->d_score = sqlite3_column_double(st, 3);
+    out->layer = sq_col_text(st, 4);
+    out->target = sq_col_text(st, 5);
+    out->hw = sq_col_text(st, 6);
+  }
+  sqlite3_reset(st);
+  if (rc == SQLITE_DONE)
+    return kope_err_set(err, KOPE_EINPUT, "no Case with id %lld in %s", (long long)id,
+                        s->path);
+  return rc == SQLITE_ROW ? KOPE_OK : sq_fail(s, rc, "reading a Case", err);
+}
+
 /* ---- filters ------------------------------------------------------------ */
 
 enum { F_OP = 1, F_CAT = 2, F_LAYER = 4, F_THOUGHT = 8, F_TARGET = 16, F_HW = 32,

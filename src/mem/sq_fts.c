@@ -82,7 +82,7 @@ int sq_fts_queue(sq *s, kope_err *err)
 }
 
 /* Is any row of either kind above its watermark? */
-static int waiting(sq *s, int *yes, kope_err *err)
+int sq_fts_waiting(sq *s, int *yes, kope_err *err)
 {
   int64_t wm, top;
   int kind, rc = KOPE_OK;
@@ -99,8 +99,11 @@ static int waiting(sq *s, int *yes, kope_err *err)
 
 int sq_fts_sync(sq *s, kope_err *err)
 {
-  int yes = 0, rc = waiting(s, &yes, err);
+  int yes = 0, rc;
 
+  if (s->reading)
+    return KOPE_OK;
+  rc = sq_fts_waiting(s, &yes, err);
   if (rc != KOPE_OK || !yes || sqlite3_db_readonly(s->h, "main"))
     return rc;
   if ((rc = sq_txn(s, MEM_TXN_BEGIN, err)) != KOPE_OK)

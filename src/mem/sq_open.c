@@ -39,6 +39,8 @@ static const char *const stmt_sql[SQ_COUNT] = {
                   "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
                   "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
   [SQ_CASE_GET] = "SELECT " SQ_CASE_COLS SQ_CASE_FROM " WHERE c.id = ?1",
+  [SQ_CASE_BRIEF] = "SELECT label, rank, step_ratio, d_score, layer, target, hw "
+                    "FROM case_scores WHERE id = ?1",
   [SQ_SRC_INS] = "INSERT OR IGNORE INTO kernel_sources(hash, body, bytes, created) "
                  "VALUES (?1, ?2, ?3, ?4)",
   [SQ_SRC_GET] = "SELECT body FROM kernel_sources WHERE hash = ?1",
@@ -263,10 +265,53 @@ static int txn_commit(sq *s, kope_err *err)
   return KOPE_OK;
 }
 
+static void read_end(sq *s)
+{
+  if (s->reading)
+    sqlite3_exec(s->h, "COMMIT", NULL, NULL, NULL);
+  s->reading = 0;
+}
+
+/* One snapshot for a group of reads (one lock round trip instead of one
+ * per statement). The snapshot starts with the check for rows waiting to
+ * be indexed; when there are, they are indexed first, in a write
+ * transaction of their own, and the snapshot taken again (at most a few
+ * times: another process may keep adding rows). */
+static int read_begin(sq *s, kope_err *err)
+{
+  int yes = 0, tries, rc;
+
+  if (s->depth > 0 || s->reading)
+    return KOPE_OK;
+  for (tries = 0;; tries++) {
+    if ((rc = sqlite3_exec(s->h, "BEGIN", NULL, NULL, NULL)) != SQLITE_OK)
+      return sq_fail(s, rc, "starting a read", err);
+    s->reading = 1;
+    if (tries == 3 || sqlite3_db_readonly(s->h, "main"))
+      return KOPE_OK;
+    if ((rc = sq_fts_waiting(s, &yes, err)) != KOPE_OK || !yes) {
+      if (rc != KOPE_OK)
+        read_end(s);
+      return rc;
+    }
+    read_end(s);
+    if ((rc = sq_fts_sync(s, err)) != KOPE_OK)
+      return rc;
+  }
+}
+
 int sq_txn(void *impl, int op, kope_err *err)
 {
   sq *s = impl;
 
+  if (op == MEM_TXN_READ)
+    return read_begin(s, err);
+  if (op == MEM_TXN_READ_END) {
+    read_end(s);
+    return KOPE_OK;
+  }
+  if (op == MEM_TXN_BEGIN && s->reading)
+    return kope_err_set(err, KOPE_EINTERNAL, "a write started inside a read snapshot");
   if (op == MEM_TXN_BEGIN)
     return txn_begin(s, err);
   if (op == MEM_TXN_COMMIT)
@@ -507,6 +552,7 @@ const mem_engine kope_mem_sqlite_engine = {
   .ancestors = sq_ancestors,
   .case_put = sq_case_put,
   .case_get = sq_case_get,
+  .case_brief = sq_case_brief,
   .case_each = sq_case_each,
   .successors = sq_successors,
   .find_uid = sq_find_uid,
