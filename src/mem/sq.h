@@ -129,6 +129,10 @@ int sq_fts_journals_deleted(sq *s, kope_err *err);
 int sq_ckpt_start(sq *s);
 /* Stop and join the helper (no-op without one); before closing s->h. */
 void sq_ckpt_stop(sq *s);
+/* For tests: WAL sizes (frames) that wake the helper and make the writer
+ * checkpoint, for handles opened from now on in this process; 0 restores
+ * the default. Not thread-safe against handles in use. */
+void sq_ckpt_tune(int soft, int hard);
 
 /* ---- sq_schema.c -------------------------------------------------------- */
 /* Bring an opened, validated database to KOPE_DB_SCHEMA_VERSION. */
