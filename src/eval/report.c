@@ -168,6 +168,8 @@ static void make_feedback(kope_report *r)
   kope_buf_printf(&b, "verdict: %s\n", kope_verdict_name(r->verdict));
   if (r->verdict != KOPE_CORRECT)
     kope_buf_printf(&b, "reason: %s\n", r->reason);
+  else if (r->review)
+    kope_buf_printf(&b, "not accepted: %s\n", r->reason);
   if (r->verdict == KOPE_COMPILE_ERROR && r->diagnostics)
     kope_buf_printf(&b, "compiler:\n%s", r->diagnostics);
   if (r->verdict == KOPE_CORRECT && r->sp_ref > 0) {

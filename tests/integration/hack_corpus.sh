@@ -43,7 +43,7 @@ PY
 }
 
 # --- the exploit corpus, static gate on (the default) ---
-judge relu "--no-timing" \
+judge relu "--seeds 2 --no-timing" \
   "$H/noop.c|incorrect|never written" \
   "$K/relu_constant.c|incorrect|expected" \
   "$K/relu_copy.c|incorrect|expected" \
@@ -70,16 +70,16 @@ judge relu "--no-timing" \
   "$L/relu_avx2.c|correct|correct" \
   "$K/relu_printf.c|correct|correct" \
   "$H/heap_reuse.c|correct|correct"
-judge matmul "--no-timing" \
+judge matmul "--seeds 2 --no-timing" \
   "$H/precision.c|incorrect|expected" \
   "$L/matmul_tiled.c|correct|correct"
-judge sum "--no-timing" \
+judge sum "--seeds 2 --no-timing" \
   "$H/subsample.c|incorrect|expected" \
   "$L/sum_reduction.c|correct|correct"
-judge softmax "--no-timing" "$L/softmax_omp.c|correct|correct"
+judge softmax "--seeds 2 --no-timing" "$L/softmax_omp.c|correct|correct"
 
 # --- the same exploits with the gate off: the sandbox must hold ---
-judge relu "--no-timing --no-gate --keep" \
+judge relu "--seeds 2 --no-timing --no-gate --keep" \
   "$H/syscall.c|forbidden|^sandbox: system call getppid" \
   "$H/file_write.c|forbidden|^sandbox: system call openat" \
   "$H/network.c|forbidden|^sandbox: system call socket" \
@@ -112,6 +112,21 @@ expect_exit 0 "freed-buffer reuse with timing" -- "$KOPE" eval relu "$H/heap_reu
   --json --budget 0.02 --rounds 5 --seeds 3
 if grep -q "HEAP-HIT" "$T/out"; then not_ok "a freed heap block kept a result"; else
   ok "freed heap blocks are perturbed (no reuse)"; fi
+# A result beyond the roofline is withheld for review: the same legitimate
+# kernel against a profile whose peaks are 1/100000 of this machine's.
+python3 - "$KOPE_HOME/hw.json" "$T/tiny-hw.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["peak_gflops_fp32"] *= 1e-5
+d["bandwidth_gbs"] *= 1e-5
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect_exit 1 "beyond the roofline: not accepted" -- "$KOPE" eval relu "$L/relu_avx2.c" --ops-dir "$OPS" \
+  --json --budget 0.02 --rounds 3 --seeds 1 --hw-cache "$T/tiny-hw.json"
+expect_eq "verdict stays correct" "$(json_get "d['verdict']")" "correct"
+expect_eq "flagged for review (roofline)" \
+  "$(json_get "d['accepted'] is False and any(f['kind'] == 'roofline' and f['review'] for f in d['flags'])")" "True"
+expect_match "reason names the flag" "$T/out" "flagged for review \\(roofline\\)"
 if pgrep -f "$T/tmpdir/kope-eval-" >/dev/null; then not_ok "a worker survived"; else ok "no worker left behind"; fi
 
 finish
