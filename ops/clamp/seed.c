@@ -28,7 +28,7 @@
 
 static inline float clamp_f(float v, float lo, float hi)
 {
-    return fminf(fmaxf(v, lo), hi);
+    return v < lo ? lo : v > hi ? hi : v;
 }
 
 /* One block of len elements. */

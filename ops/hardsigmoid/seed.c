@@ -28,7 +28,7 @@
 
 static inline float hardsigmoid_f(float v)
 {
-    return fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) / 6.0f;
+    return v <= -3.0f ? 0.0f : v >= 3.0f ? 1.0f : (v + 3.0f) / 6.0f;
 }
 
 /* One block of len elements. */

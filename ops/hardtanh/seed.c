@@ -28,7 +28,7 @@
 
 static inline float hardtanh_f(float v, float min_val, float max_val)
 {
-    return fminf(fmaxf(v, min_val), max_val);
+    return v < min_val ? min_val : v > max_val ? max_val : v;
 }
 
 /* One block of len elements. */
