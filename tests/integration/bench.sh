@@ -49,7 +49,7 @@ expect_eq "cases total = 3 operators' cases" \
   "$(j "d['metrics']['configs']['random']['cases_total']")" \
   "$(j "sum(o['ncases'] for o in d['operators'])")"
 expect_eq "pass rate consistent with passed cases" \
-  "$(j "all(abs(m['pass_rate'] - m['cases_passed'] / m['cases_total']) < 1e-9 for m in d['metrics']['configs'].values())")" True
+  "$(j "all(abs(m['pass_rate'] - m['cases_passed'] / m['cases_total']) < 1e-5 for m in d['metrics']['configs'].values())")" True
 expect_eq "fast_p is decreasing in p" \
   "$(j "all(m['fast_p']['1.0'] >= m['fast_p']['1.5'] >= m['fast_p']['2.0'] for m in d['metrics']['configs'].values())")" True
 expect_eq "score in [0, 100]" "$(j "all(0 <= m['score'] <= 100 for m in d['metrics']['configs'].values())")" True
