@@ -51,7 +51,14 @@ static int64_t argmin_row(const float *restrict x, int64_t cols)
 
 void argmin(const float *x, int64_t *y, int64_t rows, int64_t cols)
 {
-#pragma omp parallel for schedule(static) if (PARALLEL && rows > 1 && rows * cols >= PAR_MIN)
-    for (int64_t r = 0; r < rows; r++)
-        y[r] = argmin_row(x + r * cols, cols);
+    /* An inactive OpenMP region still costs about a microsecond, so small
+     * inputs run the plain loop without entering one. */
+    if (PARALLEL && rows > 1 && rows * cols >= PAR_MIN) {
+#pragma omp parallel for schedule(static)
+        for (int64_t r = 0; r < rows; r++)
+            y[r] = argmin_row(x + r * cols, cols);
+    } else {
+        for (int64_t r = 0; r < rows; r++)
+            y[r] = argmin_row(x + r * cols, cols);
+    }
 }

@@ -43,11 +43,21 @@ void frobenius_norm(const float *x, float *y, int64_t rows, int64_t cols)
     const int64_t n = rows * cols;
     const int64_t nblocks = (n + BLOCK - 1) / BLOCK;
     ACC ss = 0;
-#pragma omp parallel for schedule(static) reduction(+ : ss) if (PARALLEL && nblocks > 1 && n >= PAR_MIN)
-    for (int64_t b = 0; b < nblocks; b++) {
-        const int64_t lo = b * (int64_t)BLOCK;
-        const int64_t len = n - lo < BLOCK ? n - lo : BLOCK;
-        ss += frobenius_block(x + lo, len);
+    /* An inactive OpenMP region still costs about a microsecond, so small
+     * inputs run the plain loop without entering one. */
+    if (PARALLEL && nblocks > 1 && n >= PAR_MIN) {
+#pragma omp parallel for schedule(static) reduction(+ : ss)
+        for (int64_t b = 0; b < nblocks; b++) {
+            const int64_t lo = b * (int64_t)BLOCK;
+            const int64_t len = n - lo < BLOCK ? n - lo : BLOCK;
+            ss += frobenius_block(x + lo, len);
+        }
+    } else {
+        for (int64_t b = 0; b < nblocks; b++) {
+            const int64_t lo = b * (int64_t)BLOCK;
+            const int64_t len = n - lo < BLOCK ? n - lo : BLOCK;
+            ss += frobenius_block(x + lo, len);
+        }
     }
     y[0] = (float)sqrt((double)ss);
 }

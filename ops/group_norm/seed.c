@@ -70,10 +70,20 @@ void group_norm(const float *x, const float *gamma, const float *beta,
                 float eps)
 {
     const int64_t blocks = n * groups, len = cpg * hw;
-#pragma omp parallel for schedule(static) if (PARALLEL && blocks > 1 && blocks * len >= PAR_MIN)
-    for (int64_t q = 0; q < blocks; q++) {
-        const int64_t g = q % groups;
-        group_norm_block(x + q * len, gamma + g * cpg, beta + g * cpg,
-                         y + q * len, cpg, hw, eps);
+    /* An inactive OpenMP region still costs about a microsecond, so small
+     * inputs run the plain loop without entering one. */
+    if (PARALLEL && blocks > 1 && blocks * len >= PAR_MIN) {
+#pragma omp parallel for schedule(static)
+        for (int64_t q = 0; q < blocks; q++) {
+            const int64_t g = q % groups;
+            group_norm_block(x + q * len, gamma + g * cpg, beta + g * cpg,
+                             y + q * len, cpg, hw, eps);
+        }
+    } else {
+        for (int64_t q = 0; q < blocks; q++) {
+            const int64_t g = q % groups;
+            group_norm_block(x + q * len, gamma + g * cpg, beta + g * cpg,
+                             y + q * len, cpg, hw, eps);
+        }
     }
 }

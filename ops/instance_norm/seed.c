@@ -60,9 +60,18 @@ void instance_norm(const float *x, const float *gamma, const float *beta,
                    float *y, int64_t n, int64_t c, int64_t hw, float eps)
 {
     const int64_t planes = n * c;
-#pragma omp parallel for schedule(static) if (PARALLEL && planes > 1 && planes * hw >= PAR_MIN)
-    for (int64_t q = 0; q < planes; q++) {
-        const int64_t ch = q % c;
-        instance_norm_plane(x + q * hw, y + q * hw, hw, gamma[ch], beta[ch], eps);
+    /* An inactive OpenMP region still costs about a microsecond, so small
+     * inputs run the plain loop without entering one. */
+    if (PARALLEL && planes > 1 && planes * hw >= PAR_MIN) {
+#pragma omp parallel for schedule(static)
+        for (int64_t q = 0; q < planes; q++) {
+            const int64_t ch = q % c;
+            instance_norm_plane(x + q * hw, y + q * hw, hw, gamma[ch], beta[ch], eps);
+        }
+    } else {
+        for (int64_t q = 0; q < planes; q++) {
+            const int64_t ch = q % c;
+            instance_norm_plane(x + q * hw, y + q * hw, hw, gamma[ch], beta[ch], eps);
+        }
     }
 }

@@ -50,7 +50,14 @@ static void layer_norm_row(const float *restrict x, const float *restrict gamma,
 void layer_norm(const float *x, const float *gamma, const float *beta,
                 float *y, int64_t rows, int64_t cols, float eps)
 {
-#pragma omp parallel for schedule(static) if (PARALLEL && rows > 1 && rows * cols >= PAR_MIN)
-    for (int64_t r = 0; r < rows; r++)
-        layer_norm_row(x + r * cols, gamma, beta, y + r * cols, cols, eps);
+    /* An inactive OpenMP region still costs about a microsecond, so small
+     * inputs run the plain loop without entering one. */
+    if (PARALLEL && rows > 1 && rows * cols >= PAR_MIN) {
+#pragma omp parallel for schedule(static)
+        for (int64_t r = 0; r < rows; r++)
+            layer_norm_row(x + r * cols, gamma, beta, y + r * cols, cols, eps);
+    } else {
+        for (int64_t r = 0; r < rows; r++)
+            layer_norm_row(x + r * cols, gamma, beta, y + r * cols, cols, eps);
+    }
 }

@@ -43,11 +43,22 @@ void masked_cumsum(const float *x, const int32_t *mask, float *y, int64_t rows,
                    int64_t cols)
 {
     const int64_t blocks = (rows + ILV - 1) / ILV;
-#pragma omp parallel for schedule(static) if (PARALLEL && blocks > 1 && rows * cols >= PAR_MIN)
-    for (int64_t b = 0; b < blocks; b++) {
-        const int64_t r0 = b * ILV;
-        const int64_t nr = rows - r0 < ILV ? rows - r0 : ILV;
-        masked_cumsum_rows(x + r0 * cols, mask + r0 * cols, y + r0 * cols, nr,
-                           cols);
+    /* An inactive OpenMP region still costs about a microsecond, so small
+     * inputs run the plain loop without entering one. */
+    if (PARALLEL && blocks > 1 && rows * cols >= PAR_MIN) {
+#pragma omp parallel for schedule(static)
+        for (int64_t b = 0; b < blocks; b++) {
+            const int64_t r0 = b * ILV;
+            const int64_t nr = rows - r0 < ILV ? rows - r0 : ILV;
+            masked_cumsum_rows(x + r0 * cols, mask + r0 * cols, y + r0 * cols, nr,
+                               cols);
+        }
+    } else {
+        for (int64_t b = 0; b < blocks; b++) {
+            const int64_t r0 = b * ILV;
+            const int64_t nr = rows - r0 < ILV ? rows - r0 : ILV;
+            masked_cumsum_rows(x + r0 * cols, mask + r0 * cols, y + r0 * cols, nr,
+                               cols);
+        }
     }
 }
