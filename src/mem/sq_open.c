@@ -9,7 +9,11 @@
  * WAL journal, synchronous=NORMAL (a committed transaction survives a
  * killed process; KOPE_DB_DURABLE adds an fsync per commit for power
  * loss), foreign keys on, a busy timeout so several kope processes can
- * share the file. Writes take the lock up front (BEGIN IMMEDIATE).
+ * share the file. Writes take the lock up front (BEGIN IMMEDIATE). A
+ * writable handle checkpoints the WAL in a helper thread (sq_ckpt.c;
+ * SQLite's automatic checkpoint every 16000 pages is the fallback when
+ * the helper cannot start). A retrieval reads in one snapshot
+ * (MEM_TXN_READ), so its few dozen statements take the WAL read lock once.
  */
 #include <errno.h>
 #include <stdio.h>
