@@ -329,11 +329,23 @@ static void print_md_head(int timing)
   printf("|---|---|---:|---:|---:|---|---|---|%s\n", timing ? "---:|---:|---:|" : "");
 }
 
+/* A table cell: '|' would end the cell, so it is escaped. */
+static void print_md_cell(const char *s)
+{
+  printf(" ");
+  for (; *s; s++)
+    if (*s == '|')
+      fputs("\\|", stdout);
+    else
+      putchar(*s);
+  printf(" |");
+}
+
 static void print_md_row(const check_row *r, int timing)
 {
-  printf("| %s | %s | %d | %d | %d | %s | %s | %s |", r->name, r->category, r->level,
-         r->ncases, r->knobs, r->has_vendor ? r->vendor_name : "none", r->seed_verdict,
-         r->vendor_verdict);
+  printf("| %s | %s | %d | %d | %d |", r->name, r->category, r->level, r->ncases, r->knobs);
+  print_md_cell(r->has_vendor ? r->vendor_name : "none");
+  printf(" %s | %s |", r->seed_verdict, r->vendor_verdict);
   if (timing) {
     printf(" %.3fx |", r->sp_ref);
     if (r->has_vendor && r->sp_ven > 0)
