@@ -9,8 +9,8 @@
  *   a Journal entry → update the incumbent.
  * Incumbent rule: a candidate replaces the incumbent only if it is correct
  * and, over all interleaved timing rounds against the incumbent, its
- * geometric-mean speedup is at least 1 + min_gain and a one-sided sign
- * test gives p < alpha; it is then re-measured in a second, independent
+ * geometric-mean speedup is at least 1 + min_gain, the lower confidence
+ * bound is above 1 and a one-sided sign test gives p < alpha; it is then re-measured in a second, independent
  * evaluation, which must pass the same rule.
  * Budgets (evaluations, tokens, seconds) stop the loop at the first one
  * reached; a stop request (SIGINT) stops it after the current evaluation.
@@ -67,7 +67,7 @@ typedef struct kope_opt_opts {
   int64_t resume;            /* session id to continue; 0 = new */
   uint64_t seed;             /* policy seed */
   int batch;                 /* candidates per iteration (compiled in parallel) */
-  double min_gain;           /* default 0.02 */
+  double min_gain;           /* default 0.05 */
   double alpha;              /* default 0.05 */
   int eval_seeds;            /* input seeds per case; 0 = evaluator default */
   int threads;

@@ -23,7 +23,7 @@ void kope_opt_opts_init(kope_opt_opts *o)
   o->memory = KOPE_MEMORY_ON;
   o->context = KOPE_CTX_ACTIVE;
   o->batch = 1;
-  o->min_gain = 0.02;
+  o->min_gain = 0.05;
   o->alpha = 0.05;
 }
 
@@ -169,7 +169,7 @@ static int significant(const agent *a, const kope_report *r, kope_base_cmp *cmp)
 {
   if (!r || !kope_report_accepted(r) || !kope_report_vs_base(r, cmp))
     return 0;
-  return cmp->speedup >= 1.0 + a->o->min_gain && cmp->p_value < a->o->alpha;
+  return cmp->speedup >= 1.0 + a->o->min_gain && cmp->lo > 1.0 && cmp->p_value < a->o->alpha;
 }
 
 /* Judge the batch: the best significant candidate is re-measured and

@@ -54,7 +54,7 @@ static void usage(FILE *f)
     "  --resume SESSION      continue a stopped session (budgets count anew)\n"
     "  --seed S              policy random seed\n"
     "  --batch N             candidates per step, compiled in parallel (default 1)\n"
-    "  --min-gain G          required speedup over the incumbent (default 0.02)\n"
+    "  --min-gain G          required speedup over the incumbent (default 0.05)\n"
     "  --eval-seeds N        input seeds per case (default 5)\n"
     "  --threads N           OpenMP threads (default all)\n"
     "  --case-budget S       timing seconds per case (default 0.15)\n"
