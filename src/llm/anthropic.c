@@ -34,26 +34,12 @@ static char *an_request(kope_llm *l, const char *system, const char *user)
 
 static struct curl_slist *an_headers(kope_llm *l)
 {
-  struct curl_slist *h = NULL;
-
-  h = curl_slist_append(h, "Content-Type: application/json");
-  h = curl_slist_append(h, "anthropic-version: 2023-06-01");
-  h = curl_slist_append(h, l->o.stream ? "Accept: text/event-stream" : "Accept: application/json");
-  h = curl_slist_append(h, "Expect:");
-  if (l->key) {
-    char *a = kope_sprintf("x-api-key: %s", l->key);
-    h = curl_slist_append(h, a);
-    memset(a, 0, strlen(a));
-    free(a);
-  }
-  return h;
+  return kope_llm_json_headers(l, "anthropic-version: 2023-06-01", "x-api-key: ");
 }
 
 static void set_stop(llm_xfer *x, const char *reason)
 {
-  free(x->r->finish_reason);
-  x->r->finish_reason = kope_strdup(reason);
-  x->r->truncated = !strcmp(reason, "max_tokens");
+  kope_llm_set_finish(x, reason, "max_tokens");
 }
 
 static int error_event(llm_xfer *x, json_t *e)

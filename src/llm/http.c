@@ -203,6 +203,32 @@ static int classify_reply(llm_xfer *x, const llm_proto *p)
   return XFER_OK;
 }
 
+struct curl_slist *kope_llm_json_headers(const kope_llm *l, const char *extra,
+                                         const char *key_prefix)
+{
+  struct curl_slist *h = NULL;
+
+  h = curl_slist_append(h, "Content-Type: application/json");
+  if (extra)
+    h = curl_slist_append(h, extra);
+  h = curl_slist_append(h, l->o.stream ? "Accept: text/event-stream" : "Accept: application/json");
+  h = curl_slist_append(h, "Expect:");
+  if (l->key) {
+    char *a = kope_sprintf("%s%s", key_prefix, l->key);
+    h = curl_slist_append(h, a);
+    memset(a, 0, strlen(a));
+    free(a);
+  }
+  return h;
+}
+
+void kope_llm_set_finish(llm_xfer *x, const char *reason, const char *length_reason)
+{
+  free(x->r->finish_reason);
+  x->r->finish_reason = kope_strdup(reason);
+  x->r->truncated = !strcmp(reason, length_reason);
+}
+
 int kope_llm_http_attempt(kope_llm *l, const llm_proto *p, const char *body, llm_xfer *x)
 {
   struct curl_slist *hdrs = p->headers(l);

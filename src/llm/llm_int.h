@@ -70,6 +70,17 @@ int kope_llm_http_attempt(kope_llm *l, const llm_proto *p, const char *body, llm
 int kope_llm_command_run(kope_llm *l, const char *system, const char *user,
                          kope_llm_reply *out, kope_err *err);
 
+/* http.c: headers of a JSON POST — content type, the extra fixed header
+ * (NULL: none), accept (SSE when streaming), no 100-continue, and
+ * "<key_prefix><key>" when there is a key; the formatted key is wiped from
+ * kope's memory once curl holds its copy. Caller frees with
+ * curl_slist_free_all. */
+struct curl_slist *kope_llm_json_headers(const kope_llm *l, const char *extra,
+                                         const char *key_prefix);
+/* Record the reply's stop reason; the reply is truncated when the reason
+ * is the protocol's length-limit reason. */
+void kope_llm_set_finish(llm_xfer *x, const char *reason, const char *length_reason);
+
 /* Shared helpers. */
 void kope_llm_redact(const kope_llm *l, char *msg);   /* key → "[redacted]" in place */
 /* Parse a usage object (openai or anthropic names) into r. */

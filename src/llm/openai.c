@@ -38,25 +38,12 @@ static char *oa_request(kope_llm *l, const char *system, const char *user)
 
 static struct curl_slist *oa_headers(kope_llm *l)
 {
-  struct curl_slist *h = NULL;
-
-  h = curl_slist_append(h, "Content-Type: application/json");
-  h = curl_slist_append(h, l->o.stream ? "Accept: text/event-stream" : "Accept: application/json");
-  h = curl_slist_append(h, "Expect:");
-  if (l->key) {
-    char *a = kope_sprintf("Authorization: Bearer %s", l->key);
-    h = curl_slist_append(h, a);
-    memset(a, 0, strlen(a));
-    free(a);
-  }
-  return h;
+  return kope_llm_json_headers(l, NULL, "Authorization: Bearer ");
 }
 
 static void set_finish(llm_xfer *x, const char *reason)
 {
-  free(x->r->finish_reason);
-  x->r->finish_reason = kope_strdup(reason);
-  x->r->truncated = !strcmp(reason, "length");
+  kope_llm_set_finish(x, reason, "length");
 }
 
 /* An {"error": {...}} object in a reply or a stream. */
