@@ -11,6 +11,7 @@ PKGS=(
   libopenblas-dev libdnnl-dev
   libomp-dev binutils python3 graphviz
   chromium fonts-dejavu-core
+  pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers clinfo
 )
 
 missing=()
