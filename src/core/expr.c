@@ -4,7 +4,10 @@
  *   expr   := term (('+'|'-') term)*
  *   term   := unary (('*'|'/'|'%') unary)*
  *   unary  := '-' unary | primary
- *   primary:= INT | NAME | ('min'|'max') '(' expr ',' expr ')' | '(' expr ')'
+ *   primary:= INT | NAME | FN '(' expr ',' expr ')' | '(' expr ')'
+ *   FN     := 'min' | 'max' | 'cdiv' | 'rup'
+ * cdiv(a,b) is the ceiling of a/b and rup(a,b) rounds a up to a multiple
+ * of b, both for a >= 0 and b > 0 (launch geometry of GPU-style kernels).
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -49,6 +52,33 @@ static int eat(parser *ps, char c)
   return 1;
 }
 
+static int is_fn(const char *name)
+{
+  return !strcmp(name, "min") || !strcmp(name, "max") || !strcmp(name, "cdiv") ||
+         !strcmp(name, "rup");
+}
+
+/* min, max, cdiv, rup of a and b. */
+static int64_t apply_fn(parser *ps, const char *name, int64_t a, int64_t b)
+{
+  int64_t q, r;
+
+  if (!strcmp(name, "min"))
+    return a < b ? a : b;
+  if (!strcmp(name, "max"))
+    return a > b ? a : b;
+  if (ps->names)
+    return 0;
+  if (b <= 0 || a < 0)
+    return fail(ps, "cdiv/rup need a >= 0 and b > 0");
+  q = a / b + (a % b != 0);
+  if (name[0] == 'c')
+    return q;
+  if (__builtin_mul_overflow(q, b, &r))
+    return fail(ps, "overflow");
+  return r;
+}
+
 static int64_t p_name(parser *ps)
 {
   char name[64];
@@ -58,17 +88,17 @@ static int64_t p_name(parser *ps)
   while ((isalnum((unsigned char)*ps->p) || *ps->p == '_') && n < sizeof name - 1)
     name[n++] = *ps->p++;
   name[n] = '\0';
-  if (!strcmp(name, "min") || !strcmp(name, "max")) {
+  if (is_fn(name)) {
     int64_t a, b;
     if (!eat(ps, '('))
-      return fail(ps, "expected '(' after min/max");
+      return fail(ps, "expected '(' after min/max/cdiv/rup");
     a = p_expr(ps);
     if (!eat(ps, ','))
       return fail(ps, "expected ','");
     b = p_expr(ps);
     if (!eat(ps, ')'))
       return fail(ps, "expected ')'");
-    return name[1] == 'i' ? (a < b ? a : b) : (a > b ? a : b);
+    return ps->failed ? 0 : apply_fn(ps, name, a, b);
   }
   if (ps->names)
     ps->names(ps->ctx, name);

@@ -147,6 +147,34 @@ static void test_min_max(void **state)
   assert_int_equal(ok("-min(2,3)"), -2);
 }
 
+/* cdiv and rup: launch geometry of GPU-style kernels. */
+static void test_cdiv_rup(void **state)
+{
+  int64_t v;
+  char msg[256];
+
+  (void)state;
+  assert_int_equal(ok("cdiv(10,3)"), 4);
+  assert_int_equal(ok("cdiv(9,3)"), 3);
+  assert_int_equal(ok("cdiv(0,7)"), 0);
+  assert_int_equal(ok("cdiv(1,7)"), 1);
+  assert_int_equal(ok("rup(10,4)"), 12);
+  assert_int_equal(ok("rup(12,4)"), 12);
+  assert_int_equal(ok("rup(0,64)"), 0);
+  assert_int_equal(ok("rup(cdiv(n, 4), m)"), 3);
+  assert_int_equal(ok("rup(cdiv(n*m*k, 8), 64) * 2"), 128);
+  assert_int_equal(ok("cdiv(big, 1)"), INT64_MAX);
+  assert_int_equal(ok("cdiv(big, big)"), 1);
+  assert_contains(bad("cdiv(n, 0)"), "b > 0");
+  assert_contains(bad("rup(n, zero)"), "b > 0");
+  assert_contains(bad("cdiv(neg, 2)"), "a >= 0");
+  assert_contains(bad("rup(big, 2)"), "overflow");
+  assert_contains(bad("cdiv(1 2)"), "','");
+  assert_contains(bad("rup 3"), "'('");
+  assert_int_equal(kope_expr_eval("cdiv(7,2)", NULL, NULL, &v, msg, sizeof msg), 0);
+  assert_int_equal(v, 4);
+}
+
 static void test_names(void **state)
 {
   (void)state;
@@ -349,6 +377,17 @@ static void test_names_collects(void **state)
   assert_int_equal(kope_expr_names("4*(m*k + k*n) + min(rows, cols) - max(a_1, 2)",
                                    collect, &ns, msg, sizeof msg), 0);
   assert_int_equal(ns.n, 7);
+  /* cdiv and rup are functions, not names, and are not evaluated */
+  {
+    struct names ns2;
+    memset(&ns2, 0, sizeof ns2);
+    assert_int_equal(kope_expr_names("cdiv(q, 0) + rup(WG, zero)", collect, &ns2, msg,
+                                     sizeof msg), 0);
+    assert_int_equal(ns2.n, 3);
+    assert_string_equal(ns2.v[0], "q");
+    assert_string_equal(ns2.v[1], "WG");
+    assert_string_equal(ns2.v[2], "zero");
+  }
   assert_string_equal(ns.v[0], "m");
   assert_string_equal(ns.v[1], "k");
   assert_string_equal(ns.v[2], "k");
@@ -401,6 +440,7 @@ int main(void)
     cmocka_unit_test(test_unary_minus),
     cmocka_unit_test(test_division_truncates),
     cmocka_unit_test(test_min_max),
+    cmocka_unit_test(test_cdiv_rup),
     cmocka_unit_test(test_names),
     cmocka_unit_test(test_unknown_name),
     cmocka_unit_test(test_division_by_zero),
