@@ -12,6 +12,10 @@
  * filter kope left in KOPE_CHILD_FD_FILTER is installed on every thread
  * (TSYNC). Every CALL checks that the kernel left the floating-point
  * control state (MXCSR, x87 control word) as it found it.
+ *
+ * GPU targets link a host shim that defines the optional device hooks
+ * (kope_child.h): the device context is created at MAP, before the seal,
+ * and a CALL's reply carries the device time the shim measured.
  */
 #include <errno.h>
 #include <linux/filter.h>
@@ -31,12 +35,18 @@
 static unsigned char *in_base, *out_base;
 static uint64_t in_len, out_len;
 static int sealed;
-static char fp_msg[112];
+static char fp_msg[112], dev_msg[112];
 
 /* libgomp, when the kernel links it: starting a parallel region here
  * creates the thread pool before the filter is installed. */
 extern void GOMP_parallel(void (*fn)(void *), void *data, unsigned nthreads,
                           unsigned flags) __attribute__((weak));
+/* Device hooks of GPU targets (kope_child.h); NULL on the cpu target. */
+extern int kope_child_dev_map(const kope_child_cmd *c, const unsigned char *in,
+                              unsigned char *out, char *msg, unsigned size)
+    __attribute__((weak));
+extern int kope_child_dev_done(uint64_t *device_ns, char *msg, unsigned size)
+    __attribute__((weak));
 
 static int read_full(int fd, void *buf, size_t n)
 {
@@ -54,7 +64,11 @@ static int read_full(int fd, void *buf, size_t n)
   return 0;
 }
 
-static void reply(uint32_t status, const char *msg)
+static void reply_ns(uint32_t status, const char *msg, uint64_t device_ns);
+
+static void reply(uint32_t status, const char *msg) { reply_ns(status, msg, 0); }
+
+static void reply_ns(uint32_t status, const char *msg, uint64_t device_ns)
 {
   kope_child_reply r;
   size_t n = sizeof r;
@@ -63,6 +77,7 @@ static void reply(uint32_t status, const char *msg)
   memset(&r, 0, sizeof r);
   r.magic = KOPE_CHILD_MAGIC;
   r.status = status;
+  r.device_ns = device_ns;
   if (msg)
     snprintf(r.msg, sizeof r.msg, "%s", msg);
   while (n > 0) {
@@ -245,18 +260,25 @@ int main(void)
       const char *why = NULL;
       if (do_map(&c) != 0)
         reply(KOPE_CHILD_ST_MAP, strerror(errno));
+      else if (kope_child_dev_map &&
+               kope_child_dev_map(&c, in_base, out_base, dev_msg, sizeof dev_msg) != 0)
+        reply(KOPE_CHILD_ST_DEVICE, dev_msg);
       else if ((c.flags & KOPE_CMDF_SEAL) && !sealed && (why = seal()) != NULL)
         reply(KOPE_CHILD_ST_SEAL, why);
       else
         reply(KOPE_CHILD_ST_OK, NULL);
       break;
     }
-    case KOPE_CMD_CALL:
+    case KOPE_CMD_CALL: {
+      uint64_t ns = 0;
       if (do_call(&c) != 0)
         reply(KOPE_CHILD_ST_FPSTATE, fp_msg);
+      else if (kope_child_dev_done && kope_child_dev_done(&ns, dev_msg, sizeof dev_msg) != 0)
+        reply(KOPE_CHILD_ST_DEVICE, dev_msg);
       else
-        reply(KOPE_CHILD_ST_OK, NULL);
+        reply_ns(KOPE_CHILD_ST_OK, NULL, ns);
       break;
+    }
     case KOPE_CMD_EXIT:
       return 0;
     default:

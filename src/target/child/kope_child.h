@@ -31,6 +31,7 @@
 #define KOPE_CHILD_ST_MAP 2      /* mapping failed */
 #define KOPE_CHILD_ST_FPSTATE 5  /* the kernel changed MXCSR or the x87 control word */
 #define KOPE_CHILD_ST_SEAL 6     /* the sandbox could not be installed */
+#define KOPE_CHILD_ST_DEVICE 7   /* a device (GPU) error; msg says which */
 /* Exit status after a system call the filter refused (a line goes to fd 2). */
 #define KOPE_CHILD_EXIT_TRAP 159
 
@@ -75,7 +76,26 @@ typedef struct kope_child_args {
   double fval[KOPE_CHILD_MAX_ARGS];
 } kope_child_args;
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Generated per operator by kope: calls the kernel with the arguments. */
 void kope_child_invoke(const kope_child_args *a);
+
+/* Optional device hooks, defined by the generated host shim of a GPU
+ * target (the runtime declares them weak; the cpu target has none).
+ * kope_child_dev_map runs after every MAP, before the seal, with the
+ * command and the runtime's mappings of the two regions: it creates the
+ * device context and buffers. kope_child_dev_done runs after the kernel
+ * calls of a CALL and gives the device time to report (device_ns). Both
+ * return 0, or nonzero with a message in msg (reply KOPE_CHILD_ST_DEVICE). */
+int kope_child_dev_map(const kope_child_cmd *c, const unsigned char *in, unsigned char *out,
+                       char *msg, unsigned size);
+int kope_child_dev_done(uint64_t *device_ns, char *msg, unsigned size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
