@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "eval/eval_int.h"
 #include "eval/gate.h"
+#include "eval/gate_cl.h"
 #include "eval/sandbox.h"
 
 void kope_eval_opts_init(kope_eval_opts *o)
@@ -161,7 +162,8 @@ static void set_limits(kope_evaluator *ev)
 
   ev->lim.cpu_s = 900;
   ev->lim.mem_mb = 16384 + 2 * buffers_mb;
-  ev->lim.fsize_bytes = 0;
+  /* an OpenCL runtime writes its compiled kernel into the run directory */
+  ev->lim.fsize_bytes = strcmp(kope_target_name(ev->t), "cpu") ? 256L << 20 : 0;
   ev->lim.nofile = 64;
 }
 
@@ -277,6 +279,14 @@ typedef struct build_job {
   char why[400];
 } build_job;
 
+/* The source gate of the candidate's language. */
+static int gate_source(build_job *j)
+{
+  if (!strcmp(kope_target_name(j->ev->t), "opencl"))
+    return kope_gate_cl(j->source, j->ev->op, j->why, sizeof j->why);
+  return kope_gate_source(j->source, j->why, sizeof j->why);
+}
+
 static void *build_thread(void *arg)
 {
   build_job *j = arg;
@@ -293,14 +303,15 @@ static void *build_thread(void *arg)
   j->rc = kope_mkdirs(j->dir, &j->err);
   /* the source directives first: an #include of a file outside the
    * allow-list must not even reach the compiler */
-  if (j->rc == KOPE_OK && !j->ev->o.no_gate &&
-      kope_gate_source(j->source, j->why, sizeof j->why) != 0) {
+  if (j->rc == KOPE_OK && !j->ev->o.no_gate && gate_source(j) != 0) {
     j->refused = 1;
     return NULL;
   }
   if (j->rc == KOPE_OK)
     j->rc = j->ev->t->vt->build(j->ev->t, &req, &j->out, &j->err);
-  if (j->rc == KOPE_OK && j->out.ok && !j->ev->o.no_gate) {
+  /* the artifact checks read the C build's .i, .s and .o */
+  if (j->rc == KOPE_OK && j->out.ok && !j->ev->o.no_gate &&
+      !strcmp(kope_target_name(j->ev->t), "cpu")) {
     int g = kope_gate_files(j->dir, j->source, kope_op_name(j->ev->op), j->why,
                             sizeof j->why, &j->err);
     if (g < 0)

@@ -9,9 +9,10 @@
 #include "kope/target.h"
 #include "target/target_int.h"
 
-const char *const kope_target_names[] = {"cpu", NULL};
+const char *const kope_target_names[] = {"cpu", "opencl", NULL};
 
-static const kope_target_vt *const targets[] = {&kope_target_cpu, NULL};
+extern const kope_target_vt kope_target_opencl;   /* opencl.c */
+static const kope_target_vt *const targets[] = {&kope_target_cpu, &kope_target_opencl, NULL};
 
 struct kope_embedded_file {
   const char *name;
@@ -29,7 +30,8 @@ kope_target *kope_target_open(const char *name, kope_err *err)
     if (!strcmp(targets[i]->name, name))
       break;
   if (!targets[i]) {
-    kope_err_set(err, KOPE_EINPUT, "unknown target '%s' (available: cpu)", name);
+    kope_err_set(err, KOPE_EINPUT, "unknown target '%s' (available: cpu, opencl)",
+                  name);
     return NULL;
   }
   t = calloc(1, sizeof *t);

@@ -1,0 +1,68 @@
+/*
+ * The opencl target's build-only helper: `kope-oclc FILE KERNEL NARGS`
+ * builds FILE for the chosen device (kope_ocl_open) and checks that it
+ * holds exactly one kernel, named KERNEL, with NARGS parameters. The build
+ * log goes to stdout. Exit status: 0 built, 1 the compiler refused the
+ * source, 2 the kernel is missing or has the wrong arity, 3 no usable
+ * OpenCL platform or device (an environment problem, not the candidate's).
+ * Trusted host code, compiled by kope with gcc and linked with -lOpenCL.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "kope_ocl.h"
+
+static int check_kernel(cl_program prog, const char *name, cl_uint nargs)
+{
+  cl_uint nk = 0, na = 0;
+  size_t n = 0;
+  cl_int e;
+  cl_kernel k;
+
+  if (clGetProgramInfo(prog, CL_PROGRAM_NUM_KERNELS, sizeof n, &n, NULL) == CL_SUCCESS &&
+      n != 1) {
+    printf("error: the program defines %zu kernels; exactly one (%s) is allowed\n", n, name);
+    return 2;
+  }
+  k = clCreateKernel(prog, name, &e);
+  if (!k) {
+    printf("error: no kernel named '%s' (%s)\n", name, kope_ocl_err(e));
+    return 2;
+  }
+  if (clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof na, &na, NULL) == CL_SUCCESS &&
+      na != nargs) {
+    printf("error: kernel '%s' has %u parameters; the operator has %u\n", name, na, nargs);
+    nk = 2;
+  }
+  clReleaseKernel(k);
+  return (int)nk;
+}
+
+int main(int argc, char **argv)
+{
+  kope_ocl_dev d;
+  cl_program prog = NULL;
+  char msg[512], *log = NULL;
+  int rc;
+
+  if (argc != 4) {
+    fprintf(stderr, "usage: kope-oclc FILE KERNEL NARGS\n");
+    return 3;
+  }
+  if (kope_ocl_open(&d, msg, sizeof msg) != 0) {
+    printf("%s\n", msg);
+    return 3;
+  }
+  rc = kope_ocl_build(&d, argv[1], &prog, &log, msg, sizeof msg);
+  if (log && *log)
+    printf("%s\n", log);
+  if (rc < 0)
+    printf("%s\n", msg);
+  if (rc == 0)
+    rc = check_kernel(prog, argv[2], (cl_uint)atoi(argv[3]));
+  else
+    rc = rc > 0 ? 1 : 3;
+  free(log);
+  if (prog)
+    clReleaseProgram(prog);
+  return rc;
+}

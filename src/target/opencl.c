@@ -1,0 +1,479 @@
+/*
+ * The opencl target: kernels in OpenCL C (one __kernel named after the
+ * operator, geometry declared on a `// @launch` line, see launch.h and
+ * docs/operator-format.md), run through any OpenCL platform; PoCL on the
+ * CPU in CI. kope owns the whole host side. A candidate's worker program
+ * is the child runtime linked with the OpenCL host runtime
+ * (child/kope_ocl_host.c, kope_ocl_dev.c), kope's expression evaluator and
+ * a generated spec table (kernel name, argument kinds and shapes from
+ * op.json, launch expressions and knob values from the parsed @launch
+ * line); the .cl text stays in kernel.cl next to it and is built by the
+ * worker at its first MAP, before the seal. The build step compiles the
+ * kernel once with the build-only helper (child/kope_ocl_build.c) so a
+ * compiler error is a compile_error with the log, and fills the run's own
+ * PoCL cache (POCL_CACHE_DIR inside the work directory).
+ * The trusted C reference and the vendor baseline are built and run by
+ * the cpu target: the judge is the same for every target.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "target/launch.h"
+#include "target/target_int.h"
+
+#define OCL_CC "gcc"
+#define OCL_CFLAGS "-std=gnu11 -O2 -Wall"
+
+static const char *const ocl_allowed[] = {NULL};
+static const char *const ocl_keys[] = {"global", "local", NULL};
+static const char *const ocl_required[] = {"global", NULL};
+
+/* Embedded files every OpenCL build needs (headers are written under the
+ * names the sources include). */
+static const char *const ocl_files[] = {
+  "kope_child.h", "kope_child.c", "kope_ocl.h", "kope_ocl_dev.c", "kope_ocl_host.c",
+  "kope_ocl_build.c", "expr.h", "expr.c", NULL
+};
+
+static char platform_desc[256];
+
+/* Number of OpenCL platforms through the ICD loader, loaded at run time so
+ * kope itself does not depend on libOpenCL. -1 when there is no loader. */
+static int count_platforms(char *first, size_t size)
+{
+  typedef int (*get_ids_fn)(unsigned, void **, unsigned *);
+  typedef int (*get_info_fn)(void *, unsigned, size_t, void *, size_t *);
+  void *h = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL), *ids[8];
+  get_ids_fn get_ids;
+  get_info_fn get_info;
+  unsigned n = 0;
+
+  first[0] = '\0';
+  if (!h)
+    return -1;
+  get_ids = (get_ids_fn)(size_t)dlsym(h, "clGetPlatformIDs");
+  get_info = (get_info_fn)(size_t)dlsym(h, "clGetPlatformInfo");
+  if (!get_ids || get_ids(8, ids, &n) != 0)
+    n = 0;
+  if (n && get_info)
+    get_info(ids[0], 0x0902 /* CL_PLATFORM_NAME */, size, first, NULL);
+  dlclose(h);
+  return (int)n;
+}
+
+static int ocl_init(kope_target *t, kope_err *err)
+{
+  FILE *p = popen(OCL_CC " --version 2>/dev/null", "r");
+  char line[256] = "";
+  int n;
+
+  if (!p || !fgets(line, sizeof line, p)) {
+    if (p)
+      pclose(p);
+    return kope_err_set(err, KOPE_EENV, "target opencl: cannot run '%s' for the host side "
+                        "(run scripts/setup.sh)", OCL_CC);
+  }
+  pclose(p);
+  line[strcspn(line, "\n")] = '\0';
+  /* the same compiler string as the cpu target: the reference and vendor
+   * builds, which the cpu target does, share its cache */
+  snprintf(t->compiler, sizeof t->compiler, "%s", line);
+  snprintf(t->default_flags, sizeof t->default_flags, "-cl-std=CL1.2");
+  n = count_platforms(platform_desc, sizeof platform_desc);
+  if (n <= 0)
+    return kope_err_set(err, KOPE_EENV, "target opencl: no OpenCL platform (%s; install an "
+                        "ICD such as pocl-opencl-icd, see scripts/setup.sh)",
+                        n < 0 ? "libOpenCL.so.1 not found" : "the ICD loader lists none");
+  return KOPE_OK;
+}
+
+/* Run argv in cwd with env; 1 exit 0, 0 other exit, -1 could not run.
+ * *log gets the output (caller frees), *code the exit status. */
+static int run(const char **argv, const char *cwd, const kope_env *env, double timeout,
+               char **log, int *code, double *secs)
+{
+  kope_proc_opts o;
+  kope_proc_result r;
+  kope_err e;
+
+  memset(&o, 0, sizeof o);
+  o.argv = argv;
+  o.cwd = cwd;
+  o.envp = env ? (const char *const *)env->vars : NULL;
+  o.timeout_s = timeout > 0 ? timeout : 120;
+  o.limits.cpu_s = o.timeout_s;
+  o.limits.mem_mb = 8192;
+  o.limits.fsize_bytes = 256L << 20;
+  o.capture_limit = 256 * 1024;
+  kope_err_clear(&e);
+  *code = -1;
+  if (kope_proc_run(&o, &r, &e) != KOPE_OK) {
+    *log = kope_strdup(e.msg);
+    return -1;
+  }
+  if (r.timed_out)
+    kope_buf_printf(&r.out, "error: build killed after %.0f s (time limit)\n", o.timeout_s);
+  else if (r.signo)
+    kope_buf_printf(&r.out, "error: build killed by signal %d\n", r.signo);
+  if (secs)
+    *secs += r.wall_s;
+  *code = r.exited ? r.exit_code : -1;
+  *log = kope_buf_steal(&r.out);
+  return r.exited && r.exit_code == 0;
+}
+
+/* Write the embedded sources and headers into dir. */
+static int write_files(const char *dir, kope_err *err)
+{
+  int i, rc = KOPE_OK;
+  char *sub = kope_path_join(dir, "core");
+
+  rc = kope_mkdirs(sub, err);
+  for (i = 0; ocl_files[i] && rc == KOPE_OK; i++) {
+    size_t n;
+    const char *data = kope_embedded_file(ocl_files[i], &n);
+    char *path = kope_path_join(dir, ocl_files[i]);
+    if (!data)
+      rc = kope_err_set(err, KOPE_EINTERNAL, "embedded file %s missing", ocl_files[i]);
+    else
+      rc = kope_file_write_atomic(path, data, n, err);
+    free(path);
+    if (rc == KOPE_OK && !strcmp(ocl_files[i], "expr.h")) {
+      path = kope_path_join(sub, "expr.h");
+      rc = kope_file_write_atomic(path, data, n, err);
+      free(path);
+    }
+  }
+  free(sub);
+  return rc;
+}
+
+static int cc(const char *dir, const char *const *args, char **log)
+{
+  const char *argv[24];
+  char *hold = kope_strdup(OCL_CFLAGS), *tok, *save = NULL;
+  int n = 0, code, rc;
+
+  argv[n++] = OCL_CC;
+  for (tok = strtok_r(hold, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+    argv[n++] = tok;
+  argv[n++] = "-I.";
+  while (*args && n < 23)
+    argv[n++] = *args++;
+  argv[n] = NULL;
+  rc = run(argv, dir, NULL, 120, log, &code, NULL);
+  free(hold);
+  return rc;
+}
+
+/* The trusted objects (runtime, host, device, expr) and the build-only
+ * helper, built once per content hash under <cache>/ocl-<hash>. Returns
+ * that directory (caller frees) or NULL with err. */
+static char *runtime_dir(kope_target *t, kope_err *err)
+{
+  static const char *const steps[][8] = {
+    {"-c", "kope_child.c", NULL}, {"-c", "kope_ocl_dev.c", NULL},
+    {"-c", "kope_ocl_host.c", NULL}, {"-c", "kope_ocl_build.c", NULL}, {"-c", "expr.c", NULL},
+    {"-o", "kope-oclc", "kope_ocl_build.o", "kope_ocl_dev.o", "-lOpenCL", NULL}};
+  char key[65], *dir, *tmp = NULL, *log = NULL;
+  kope_buf blob;
+  size_t i;
+
+  kope_buf_init(&blob, 0);
+  kope_buf_printf(&blob, "%s\n%s\n", t->compiler, OCL_CFLAGS);
+  for (i = 0; ocl_files[i]; i++)
+    kope_buf_printf(&blob, "%s\n%s\n", ocl_files[i], kope_embedded_file(ocl_files[i], NULL));
+  kope_sha256_hex(blob.data, blob.len, key);
+  kope_buf_release(&blob);
+  dir = kope_sprintf("%s/obj/ocl-%.16s", t->cache_dir, key);
+  if (kope_is_file(dir) || kope_is_dir(dir))
+    return dir;
+  tmp = kope_sprintf("%s.tmpXXXXXX", dir);
+  {
+    char *parent = kope_sprintf("%s/obj", t->cache_dir);
+    int rc = kope_mkdirs(parent, err);
+    free(parent);
+    if (rc != KOPE_OK || !mkdtemp(tmp) || write_files(tmp, err) != KOPE_OK) {
+      kope_err_set(err, KOPE_EENV, "target opencl: cannot create %s", tmp);
+      goto fail;
+    }
+  }
+  for (i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+    free(log);
+    log = NULL;
+    if (cc(tmp, steps[i], &log) != 1) {
+      kope_err_set(err, KOPE_EENV, "target opencl: cannot build kope's OpenCL host runtime "
+                   "(are ocl-icd-opencl-dev and opencl-c-headers installed?): %.600s",
+                   log ? log : "");
+      goto fail;
+    }
+  }
+  if (rename(tmp, dir) != 0 && !kope_is_dir(dir)) {
+    kope_err_set(err, KOPE_EENV, "cannot store %s", dir);
+    goto fail;
+  }
+  goto out;
+fail:
+  free(dir);
+  dir = NULL;
+out:
+  if (tmp && kope_is_dir(tmp))
+    kope_rmtree(tmp);
+  free(tmp);
+  free(log);
+  return dir;
+}
+
+/* text as a C string literal: every byte outside a safe set is escaped. */
+static void put_cstr(kope_buf *b, const char *text)
+{
+  const unsigned char *p = (const unsigned char *)text;
+
+  kope_buf_puts(b, "\"");
+  for (; *p; p++)
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+        strchr("_ +-*/%(),.", *p))
+      kope_buf_printf(b, "%c", *p);
+    else
+      kope_buf_printf(b, "\\%03o", *p);
+  kope_buf_puts(b, "\"");
+}
+
+static void put_exprs(kope_buf *b, const char *what, const kope_launch_key *k)
+{
+  int i;
+
+  kope_buf_printf(b, "  .n%s = %d,\n  .%s = {", what, k ? k->n : 0, what);
+  for (i = 0; k && i < k->n; i++) {
+    put_cstr(b, k->expr[i]);
+    kope_buf_puts(b, ", ");
+  }
+  kope_buf_puts(b, "},\n");
+}
+
+static int scalar_type(kope_dtype d)
+{
+  return d == KOPE_F32 ? 0 : d == KOPE_F64 ? 1 : d == KOPE_I32 ? 2 : 3;
+}
+
+/* The generated spec table of one candidate (see kope_ocl.h). */
+static char *spec_source(const kope_op *op, const kope_launch *l)
+{
+  kope_buf b;
+  size_t i;
+  int k;
+
+  kope_buf_init(&b, 0);
+  kope_buf_printf(&b, "/* Generated by kope for operator %s. */\n#include \"kope_ocl.h\"\n\n"
+                  "const kope_ocl_spec kope_ocl_op = {\n  .kernel = ", kope_op_name(op));
+  put_cstr(&b, kope_op_name(op));
+  kope_buf_printf(&b, ",\n  .nargs = %zu,\n  .arg = {\n", kope_op_nargs(op));
+  for (i = 0; i < kope_op_nargs(op); i++) {
+    const kope_arg *a = kope_op_arg(op, i);
+    int kind = a->role == KOPE_ROLE_IN ? 1 : a->role == KOPE_ROLE_OUT ? 2 : 0;
+    kope_buf_puts(&b, "    {");
+    put_cstr(&b, a->name);
+    kope_buf_printf(&b, ", %d, %d, %zu, %d, {", kind, scalar_type(a->dtype),
+                    kope_dtype_size(a->dtype), kind ? a->rank : 0);
+    for (k = 0; kind && k < a->rank; k++) {
+      put_cstr(&b, a->shape[k]);
+      kope_buf_puts(&b, ", ");
+    }
+    kope_buf_puts(&b, "}},\n");
+  }
+  kope_buf_puts(&b, "  },\n");
+  put_exprs(&b, "global", kope_launch_find(l, "global"));
+  put_exprs(&b, "local", kope_launch_find(l, "local"));
+  kope_buf_printf(&b, "  .nknobs = %d,\n  .knob = {", l->nknobs);
+  for (k = 0; k < l->nknobs; k++) {
+    put_cstr(&b, l->knob[k]);
+    kope_buf_puts(&b, ", ");
+  }
+  kope_buf_puts(&b, "},\n  .knob_val = {");
+  for (k = 0; k < l->nknobs; k++)
+    kope_buf_printf(&b, "%lldLL, ", (long long)l->knob_val[k]);
+  kope_buf_puts(&b, "},\n};\n");
+  return kope_buf_steal(&b);
+}
+
+/* Compile the spec and link dir/worker against the runtime in rt. */
+static int link_worker(const char *dir, const char *rt, const char *spec, char **log,
+                       double *secs)
+{
+  char *p[6], *path = kope_path_join(dir, "kope_spec.c"), *inc = kope_sprintf("-I%s", rt);
+  const char *argv[20];
+  int n = 0, code, rc;
+  kope_err e;
+
+  p[0] = kope_path_join(rt, "kope_child.o");
+  p[1] = kope_path_join(rt, "kope_ocl_host.o");
+  p[2] = kope_path_join(rt, "kope_ocl_dev.o");
+  p[3] = kope_path_join(rt, "expr.o");
+  rc = kope_file_write_atomic(path, spec, strlen(spec), &e);
+  argv[n++] = OCL_CC;
+  argv[n++] = "-std=gnu11";
+  argv[n++] = "-O2";
+  argv[n++] = inc;
+  argv[n++] = "-o";
+  argv[n++] = "worker";
+  argv[n++] = "kope_spec.c";
+  for (code = 0; code < 4; code++)
+    argv[n++] = p[code];
+  argv[n++] = "-lOpenCL";
+  argv[n++] = "-lm";
+  argv[n] = NULL;
+  rc = rc == KOPE_OK ? run(argv, dir, NULL, 120, log, &code, secs) : -1;
+  if (rc < 0 && !*log)
+    *log = kope_strdup(e.msg);
+  for (code = 0; code < 4; code++)
+    free(p[code]);
+  free(path);
+  free(inc);
+  return rc;
+}
+
+static void ocl_env(kope_env *env, const char *dir)
+{
+  kope_env_pass(env, "KOPE_OCL_DEVICE");
+  kope_env_pass(env, "OCL_ICD_VENDORS");
+  kope_env_pass(env, "OCL_ICD_FILENAMES");
+  kope_env_pass(env, "POCL_DEBUG");
+  if (dir)
+    kope_env_add(env, "POCL_CACHE_DIR=%s/pocl-cache", dir);
+}
+
+/* Build kernel.cl with the helper: 1 built, 0 refused (log), -1 no
+ * device (log says why). */
+static int build_only(const char *rt, const kope_build_req *req, char **log, double *secs)
+{
+  char *helper = kope_path_join(rt, "kope-oclc"), nargs[16];
+  const char *argv[6];
+  kope_env env;
+  int code, rc;
+
+  snprintf(nargs, sizeof nargs, "%zu", kope_op_nargs(req->op));
+  argv[0] = helper;
+  argv[1] = "kernel.cl";
+  argv[2] = kope_op_name(req->op);
+  argv[3] = nargs;
+  argv[4] = NULL;
+  kope_env_init(&env, req->workdir);
+  ocl_env(&env, req->workdir);
+  rc = run(argv, req->workdir, &env, req->timeout_s, log, &code, secs);
+  kope_env_free(&env);
+  free(helper);
+  if (rc < 0 || code == 3)
+    return -1;
+  return rc;
+}
+
+static char *diagnostics(const char *log, const char *dir)
+{
+  char *d = kope_trim_diagnostics(log, dir, 40);
+
+  if (!*d && log && *log) {
+    free(d);
+    d = kope_sprintf("error: %.2000s", log);
+  }
+  return d;
+}
+
+static int build_candidate(kope_target *t, const kope_build_req *req, kope_build_out *out,
+                           kope_err *err)
+{
+  kope_launch l;
+  kope_err lerr;
+  char *rt = NULL, *spec = NULL, *log = NULL, *path = NULL;
+  int rc = KOPE_OK, ok;
+
+  kope_err_clear(&lerr);
+  out->exe = kope_path_join(req->workdir, "worker");
+  if (kope_launch_parse(req->source, req->op, ocl_keys, ocl_required, &l, &lerr) != KOPE_OK) {
+    out->diagnostics = kope_sprintf("error: %s\n", lerr.msg);
+    goto out;
+  }
+  if (!(rt = runtime_dir(t, err))) {
+    rc = err->code;
+    goto out;
+  }
+  path = kope_path_join(req->workdir, "kernel.cl");
+  if ((rc = kope_file_write_atomic(path, req->source, strlen(req->source), err)))
+    goto out;
+  ok = build_only(rt, req, &log, &out->seconds);
+  if (ok < 0) {
+    rc = kope_err_set(err, KOPE_EENV, "target opencl: %s", log ? log : "no OpenCL device");
+    goto out;
+  }
+  out->diagnostics = diagnostics(log, req->workdir);
+  if (!ok)
+    goto out;
+  free(log);
+  log = NULL;
+  spec = spec_source(req->op, &l);
+  if (link_worker(req->workdir, rt, spec, &log, &out->seconds) != 1) {
+    rc = kope_err_set(err, KOPE_EENV, "target opencl: cannot link the worker: %.600s",
+                      log ? log : "");
+    goto out;
+  }
+  out->ok = 1;
+out:
+  free(rt);
+  free(spec);
+  free(log);
+  free(path);
+  return rc;
+}
+
+static int ocl_build(kope_target *t, const kope_build_req *req, kope_build_out *out,
+                     kope_err *err)
+{
+  if (req->role != KOPE_BUILD_CANDIDATE)
+    return kope_target_cpu.build(t, req, out, err);   /* the C judge and baseline */
+  memset(out, 0, sizeof *out);
+  return build_candidate(t, req, out, err);
+}
+
+static void ocl_worker_env(kope_target *t, kope_build_role role, int threads, kope_env *env)
+{
+  if (role != KOPE_BUILD_CANDIDATE) {
+    kope_target_cpu.worker_env(t, role, threads, env);
+    return;
+  }
+  ocl_env(env, NULL);
+  /* PoCL: one generic work-group function per kernel, compiled at the
+   * warm-up launch, instead of one per local size (which a later case
+   * would need after the seal) */
+  kope_env_add(env, "POCL_WORK_GROUP_SPECIALIZATION=0");
+  kope_env_add(env, "POCL_MAX_PTHREAD_COUNT=%d", threads > 0 ? threads : 1);
+}
+
+static char *ocl_describe(kope_target *t, const kope_hw *hw)
+{
+  kope_buf b;
+  char *h = hw ? kope_hw_describe(hw) : NULL;
+
+  (void)t;
+  kope_buf_init(&b, 0);
+  kope_buf_printf(&b, "Target: opencl (platform: %s). A kernel is OpenCL C 1.2: exactly one "
+                  "`__kernel void <op>(...)` with the operator's parameters in order (`in` "
+                  "buffers `__global const T *`, `out` buffers `__global T *`, dims `long`, "
+                  "params `float`/`double`/`int`/`long`); helper functions are allowed, no "
+                  "`#include`, no `printf`. kope launches it once per call with the geometry "
+                  "of the one line `// @launch global=E[,E[,E]] local=E[,E[,E]]` (integer "
+                  "expressions over dims, integer params and the file's knob macros; "
+                  "`cdiv(a,b)`, `rup(a,b)`, `min`, `max`); the global size must be a multiple "
+                  "of the local size. Knobs are `#define NAME VALUE  // @knob layer=L "
+                  "values=a,b \"text\"` lines.\n",
+                  platform_desc[0] ? platform_desc : "unknown");
+  if (h)
+    kope_buf_printf(&b, "\n%s\n", h);
+  free(h);
+  return kope_buf_steal(&b);
+}
+
+const kope_target_vt kope_target_opencl = {
+  "opencl", "OpenCL C 1.2", ".cl", ocl_allowed, ocl_init, ocl_build, ocl_worker_env,
+  ocl_describe
+};
