@@ -1,0 +1,53 @@
+/*
+ * mul — OpenCL seed kernel: y[i] = a[i] * b[i], fp32 (exact).
+ *
+ * Each work-group owns one contiguous block of WG * EPT * VEC elements.
+ * Work-item lid of the group handles EPT chunks of VEC consecutive
+ * elements, chunk j at (group * EPT + j) * WG + lid, so neighbouring
+ * work-items touch neighbouring chunks (coalesced on a GPU; PoCL on a CPU
+ * vectorizes the work-group loop across work-items). The last, partial
+ * chunk falls back to a scalar loop.
+ *
+ * Knobs: WG is the work-group size (local size); EPT the chunks per
+ * work-item (more work per item, fewer work-items); VEC the vector width of
+ * each chunk (1 scalar, 4 float4, 8 float8 with vload/vstore and a scalar
+ * tail). Every combination is exact.
+ */
+#define WG 128   // @knob layer=parallel values=64,128,256 "work-group size (local size)"
+#define EPT 4    // @knob layer=tiling values=1,4,16 "chunks of VEC elements per work-item"
+#define VEC 4    // @knob layer=vectorize values=1,4,8 "vector width: 1 scalar, 4 float4, 8 float8 (scalar tail)"
+
+// @launch global=rup(cdiv(n, VEC*EPT), WG) local=WG
+
+#if VEC == 8
+#define VLOAD vload8
+#define VSTORE vstore8
+#define VT float8
+#elif VEC == 4
+#define VLOAD vload4
+#define VSTORE vstore4
+#define VT float4
+#endif
+
+__kernel void mul(__global const float *a, __global const float *b,
+                  __global float *y, long n)
+{
+    const long lid = get_local_id(0);
+    const long grp = get_group_id(0);
+
+    for (long j = 0; j < EPT; j++) {
+        const long i = ((grp * EPT + j) * WG + lid) * VEC;
+        if (i >= n)
+            break;
+#if VEC > 1
+        if (i + VEC <= n) {
+            VT va = VLOAD(0, a + i);
+            VT vb = VLOAD(0, b + i);
+            VSTORE(va * vb, 0, y + i);
+            continue;
+        }
+#endif
+        for (long e = i; e < n && e < i + VEC; e++)
+            y[e] = a[e] * b[e];
+    }
+}
