@@ -60,6 +60,9 @@ typedef struct kope_eval_opts {
   int keep_workdir;        /* keep candidate work directories */
   int parallel_builds;     /* compile jobs at once; 0 = online CPUs */
   int no_gate;             /* skip the static gate (only to test the sandbox) */
+  int build_only;          /* gate and compile only: no reference, no device, nothing
+                            * runs; an admitted kernel keeps the verdict correct with
+                            * the reason "built" (see kope_report_reason) */
   void (*progress)(void *ctx, const char *line);  /* optional */
   void *progress_ctx;
 } kope_eval_opts;

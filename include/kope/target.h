@@ -42,6 +42,10 @@ const char *kope_target_default_flags(const kope_target *t);
 /* Check user-supplied extra flags against the allow-list (space-separated).
  * KOPE_EINPUT naming the first refused flag. */
 int kope_target_check_flags(const kope_target *t, const char *flags, kope_err *err);
+/* Whether kernels can run here: KOPE_OK, or KOPE_EENV with the reason
+ * (cuda: "no CUDA device (cudaGetDeviceCount: ...)"). The cpu target can
+ * always run. Building needs no device (see kope_eval_opts.build_only). */
+int kope_target_check_device(kope_target *t, kope_err *err);
 /* Markdown description of the target for a prompt (hw may be NULL). Caller
  * frees. */
 char *kope_target_describe(const kope_target *t, const kope_hw *hw);

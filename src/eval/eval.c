@@ -13,6 +13,7 @@
 #include "eval/eval_int.h"
 #include "eval/gate.h"
 #include "eval/gate_cl.h"
+#include "eval/gate_cu.h"
 #include "eval/sandbox.h"
 
 void kope_eval_opts_init(kope_eval_opts *o)
@@ -167,13 +168,25 @@ static void set_limits(kope_evaluator *ev)
   ev->lim.nofile = 64;
 }
 
+/* The vendor baseline (vendor.c, built by the cpu target). Not for cuda:
+ * a CPU library is no bar for a GPU kernel, and CUDA vendor files
+ * (cuBLAS/cuDNN) are not wired into the spec yet. */
+static int vendor_for_target(const kope_evaluator *ev)
+{
+  return kope_op_vendor_path(ev->op) != NULL && strcmp(kope_target_name(ev->t), "cuda");
+}
+
 static int prepare(kope_evaluator *ev, kope_err *err)
 {
   int rc;
 
   if (!(ev->t = kope_target_open(ev->o.target, err)))
     return err->code;
-  if ((rc = kope_target_check_flags(ev->t, ev->o.cflags, err)) ||
+  if ((rc = kope_target_check_flags(ev->t, ev->o.cflags, err)))
+    return rc;
+  if (ev->o.build_only)   /* gate and compile only: no device, nothing runs */
+    return (ev->root = make_root(err)) ? KOPE_OK : err->code;
+  if ((rc = kope_target_check_device(ev->t, err)) ||
       (rc = prepare_layouts(ev, err)) || (rc = prepare_regions(ev, err)))
     return rc;
   if (!(ev->root = make_root(err)))
@@ -182,7 +195,7 @@ static int prepare(kope_evaluator *ev, kope_err *err)
   progress(ev, "building reference");
   if ((rc = build_trusted(ev, KOPE_BUILD_REFERENCE, kope_op_reference_path(ev->op), &ev->ref, err)))
     return rc;
-  ev->has_vendor = kope_op_vendor_path(ev->op) != NULL;
+  ev->has_vendor = vendor_for_target(ev);
   if (ev->has_vendor) {
     progress(ev, "building vendor baseline");
     if ((rc = build_trusted(ev, KOPE_BUILD_VENDOR, kope_op_vendor_path(ev->op), &ev->ven, err)) ||
@@ -215,7 +228,7 @@ kope_evaluator *kope_evaluator_new(const kope_op *op, const kope_eval_opts *opts
   ev->in.fd = ev->out_cand.fd = ev->out_ref.fd = ev->out_ven.fd = ev->out_base.fd = -1;
   ev->in.ro_fd = ev->out_cand.ro_fd = ev->out_ref.ro_fd = ev->out_ven.ro_fd = -1;
   ev->out_base.ro_fd = -1;
-  if (ev->o.timing) {
+  if (ev->o.timing && !ev->o.build_only) {
     kope_err_clear(&hwerr);
     ev->hw = kope_hw_get(ev->o.hw_cache, 0, &hwerr);   /* roofline is optional */
   }
@@ -284,6 +297,8 @@ static int gate_source(build_job *j)
 {
   if (!strcmp(kope_target_name(j->ev->t), "opencl"))
     return kope_gate_cl(j->source, j->ev->op, j->why, sizeof j->why);
+  if (!strcmp(kope_target_name(j->ev->t), "cuda"))
+    return kope_gate_cu(j->source, j->ev->op, j->why, sizeof j->why);
   return kope_gate_source(j->source, j->why, sizeof j->why);
 }
 
@@ -611,10 +626,12 @@ static int evaluate_job(kope_evaluator *ev, build_job *j, kope_report **out, kop
     kope_report_fail(r, KOPE_COMPILE_ERROR, "%s",
                      first_error_line(r->diagnostics, line, sizeof line));
   r->gated = !ev->o.no_gate;
-  if (j->out.ok && !j->refused)
+  if (j->out.ok && !j->refused && !ev->o.build_only)
     rc = judge(ev, j, r, err);
   r->total_s = kope_now() - t0 + j->out.seconds;
   kope_report_finish(r, ev);
+  if (ev->o.build_only && r->verdict == KOPE_CORRECT)
+    snprintf(r->reason, sizeof r->reason, "built (gate passed, compiled; build-only: not run)");
   if (rc != KOPE_OK) {
     kope_report_free(r);
     r = NULL;

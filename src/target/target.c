@@ -9,10 +9,11 @@
 #include "kope/target.h"
 #include "target/target_int.h"
 
-const char *const kope_target_names[] = {"cpu", "opencl", NULL};
+const char *const kope_target_names[] = {"cpu", "opencl", "cuda", NULL};
 
 extern const kope_target_vt kope_target_opencl;   /* opencl.c */
-static const kope_target_vt *const targets[] = {&kope_target_cpu, &kope_target_opencl, NULL};
+static const kope_target_vt *const targets[] = {&kope_target_cpu, &kope_target_opencl,
+                                                &kope_target_cuda, NULL};
 
 struct kope_embedded_file {
   const char *name;
@@ -30,7 +31,7 @@ kope_target *kope_target_open(const char *name, kope_err *err)
     if (!strcmp(targets[i]->name, name))
       break;
   if (!targets[i]) {
-    kope_err_set(err, KOPE_EINPUT, "unknown target '%s' (available: cpu, opencl)",
+    kope_err_set(err, KOPE_EINPUT, "unknown target '%s' (available: cpu, opencl, cuda)",
                   name);
     return NULL;
   }
@@ -61,6 +62,11 @@ const char *kope_target_language(const kope_target *t) { return t->vt->language;
 const char *kope_target_source_ext(const kope_target *t) { return t->vt->ext; }
 const char *kope_target_compiler(const kope_target *t) { return t->compiler; }
 const char *kope_target_default_flags(const kope_target *t) { return t->default_flags; }
+
+int kope_target_check_device(kope_target *t, kope_err *err)
+{
+  return t->vt == &kope_target_cuda ? kope_cuda_device_check(t, NULL, 0, err) : KOPE_OK;
+}
 
 char *kope_target_describe(const kope_target *t, const kope_hw *hw)
 {

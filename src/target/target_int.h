@@ -62,5 +62,11 @@ char *kope_shim_source(const kope_op *op);
 const char *kope_embedded_file(const char *name, size_t *size);
 
 extern const kope_target_vt kope_target_cpu;
+extern const kope_target_vt kope_target_cuda;
+
+/* cuda.c: run the device probe (built once, cached). KOPE_OK with desc
+ * (may be NULL) set to "NAME (sm_XY)" of device 0, or KOPE_EENV "no CUDA
+ * device (cudaGetDeviceCount: ...)". */
+int kope_cuda_device_check(kope_target *t, char *desc, size_t size, kope_err *err);
 
 #endif

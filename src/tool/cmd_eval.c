@@ -41,6 +41,10 @@ static void usage(FILE *f)
     "  --keep            keep the work directories\n"
     "  --no-gate         skip the static gate (only to test the sandbox behind it;\n"
     "                    see docs/security.md)\n"
+    "  --build-only      run the static gate and the compiler only (no reference, no\n"
+    "                    device, nothing runs): verdict built, compile_error or forbidden\n"
+    "  --cuda-arch LIST  cuda: GPU architectures, e.g. sm_90 or 80,90 (default 80,90;\n"
+    "                    same as $KOPE_CUDA_ARCH)\n"
     "  -h, --help        this help\n\n"
     "verdicts: correct, compile_error, incorrect, crash, timeout, forbidden\n"
     "exit: 0 all kernels accepted, 1 a kernel was rejected, 2 bad input, 3 environment\n");
@@ -63,7 +67,8 @@ static int parse(int argc, char **argv, eval_args *a)
     {"threads", 1, 0, 'T'}, {"timeout", 1, 0, 'o'}, {"no-timing", 0, 0, 'n'},
     {"rounds", 1, 0, 'r'}, {"budget", 1, 0, 'b'}, {"cflags", 1, 0, 'c'},
     {"ops-dir", 1, 0, 'd'}, {"hw-cache", 1, 0, 'w'}, {"keep", 0, 0, 'k'},
-    {"base", 1, 0, 'B'}, {"no-gate", 0, 0, 'G'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}
+    {"base", 1, 0, 'B'}, {"no-gate", 0, 0, 'G'}, {"build-only", 0, 0, 'O'},
+    {"cuda-arch", 1, 0, 'A'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
   int ch;
 
@@ -86,6 +91,8 @@ static int parse(int argc, char **argv, eval_args *a)
     case 'k': a->o.keep_workdir = 1; break;
     case 'B': a->base = optarg; break;
     case 'G': a->o.no_gate = 1; break;
+    case 'O': a->o.build_only = 1; break;
+    case 'A': setenv("KOPE_CUDA_ARCH", optarg, 1); break;
     case 'h': usage(stdout); return -1;
     default: usage(stderr); return KOPE_EINPUT;
     }
@@ -105,15 +112,30 @@ static int parse(int argc, char **argv, eval_args *a)
   return KOPE_OK;
 }
 
-static void print_human(const kope_op *op, const char *path, const kope_report *r)
+/* --build-only: one JSON object per kernel, verdict "built" when admitted. */
+static json_t *build_json(const char *path, const kope_report *r)
+{
+  kope_verdict v = kope_report_verdict(r);
+  json_t *full = kope_report_to_json(r), *j;
+
+  j = json_pack("{s:s, s:s, s:s, s:O}", "path", path, "verdict",
+                v == KOPE_CORRECT ? "built" : kope_verdict_name(v), "reason",
+                kope_report_reason(r), "diagnostics", json_object_get(full, "diagnostics"));
+  json_decref(full);
+  return j;
+}
+
+static void print_human(const kope_op *op, const char *path, const kope_report *r,
+                        int build_only)
 {
   json_t *j = kope_report_to_json(r), *cases = json_object_get(j, "cases"), *c;
   size_t i;
 
-  printf("%s: %s — %s\n", path, kope_verdict_name(kope_report_verdict(r)), kope_report_reason(r));
+  printf("%s: %s — %s\n", path, kope_report_verdict(r) == KOPE_CORRECT && build_only ? "built" :
+         kope_verdict_name(kope_report_verdict(r)), kope_report_reason(r));
   if (kope_report_verdict(r) == KOPE_COMPILE_ERROR)
     printf("%s", json_string_value(json_object_get(j, "diagnostics")));
-  if (kope_report_accepted(r) && kope_report_speedup_ref(r) > 0) {
+  if (kope_report_accepted(r) && kope_report_speedup_ref(r) > 0 && !build_only) {
     printf("  %-4s %-24s %12s %12s %22s %10s %8s\n", "case", "dims", "kernel s", "ref s",
            "vs ref [95% CI]", "vs vendor", "roofline");
     json_array_foreach(cases, i, c) {
@@ -174,8 +196,15 @@ static int run(eval_args *a, kope_op *op, char **sources)
   if (rc != KOPE_OK)
     kope_cli_fail("eval", &err);
   for (i = 0; rc == KOPE_OK && i < a->nkernels; i++)
-    all &= kope_report_accepted(reps[i]);
-  if (rc == KOPE_OK && a->json && a->nkernels == 1) {
+    all &= a->o.build_only ? kope_report_verdict(reps[i]) == KOPE_CORRECT
+                           : kope_report_accepted(reps[i]);
+  if (rc == KOPE_OK && a->json && a->o.build_only) {
+    json_t *arr = json_array();
+    for (i = 0; i < a->nkernels; i++)
+      json_array_append_new(arr, build_json(a->kernels[i], reps[i]));
+    kope_cli_print_json(json_pack("{s:s, s:s, s:o}", "op", kope_op_name(op), "target",
+                                  a->o.target, "builds", arr));
+  } else if (rc == KOPE_OK && a->json && a->nkernels == 1) {
     kope_cli_print_json(kope_report_to_json(reps[0]));
   } else if (rc == KOPE_OK && a->json) {
     json_t *arr = json_array();
@@ -184,7 +213,7 @@ static int run(eval_args *a, kope_op *op, char **sources)
     kope_cli_print_json(json_pack("{s:s, s:o}", "op", kope_op_name(op), "reports", arr));
   } else if (rc == KOPE_OK) {
     for (i = 0; i < a->nkernels; i++)
-      print_human(op, a->kernels[i], reps[i]);
+      print_human(op, a->kernels[i], reps[i], a->o.build_only);
   }
   for (i = 0; i < a->nkernels; i++)
     kope_report_free(reps[i]);

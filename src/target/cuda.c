@@ -1,0 +1,435 @@
+/*
+ * The CUDA target: kernels in CUDA C++ (one __global__ kernel named after
+ * the operator, launch geometry declared on a `// @launch grid=.. block=..`
+ * line) built with nvcc. A worker program is one translation unit, the
+ * generated host shim (cuda_shim.c, with the embedded CUDA runtime
+ * kope_cuda_rt.h) followed by the candidate's text, linked with the
+ * embedded child runtime (compiled once by gcc and cached) and the static
+ * CUDA runtime library.
+ *
+ * Why one translation unit with the candidate at the END: the shim is
+ * compiled before any of the candidate's text exists for the compiler, so
+ * no macro, overload or declaration of the candidate can change it; the
+ * shim's forward declaration `extern "C" __global__ void OP(...)` makes a
+ * kernel with another signature a compile error; and no relocatable device
+ * code (-rdc) is needed, so the kernel is compiled exactly as it would be
+ * alone.
+ *
+ * The GPU architectures: $KOPE_CUDA_ARCH (e.g. "sm_90" or "80,90"; the
+ * CLI's --cuda-arch sets it), default SASS for sm_80 and sm_90 plus PTX of
+ * sm_90 so newer GPUs can JIT. The trusted C reference stays the judge:
+ * reference builds are delegated to the cpu target. Running anything needs
+ * a device: kope_cuda_device_check runs a small probe program (built once,
+ * cached) and reports "no CUDA device" with the CUDA error otherwise.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "target/cuda_int.h"
+
+#define CUDA_STD "-std=c++17"
+#define CUDA_DEFAULT_ARCH "80,90"
+
+static const char *const cuda_allowed[] = {
+  "-O1", "-O2", "-O3", "--use_fast_math", "-use_fast_math", "--ftz=*", "--prec-div=*",
+  "--prec-sqrt=*", "--fmad=*", "--extra-device-vectorization", "-Xptxas=-O*",
+  "--maxrregcount=*", "-maxrregcount=*", "-lineinfo", NULL
+};
+
+/* $KOPE_NVCC, $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, then PATH. */
+static int find_nvcc(char *out, size_t size)
+{
+  const char *env = getenv("KOPE_NVCC"), *home = getenv("CUDA_HOME");
+  const char *path = getenv("PATH");
+  char buf[512];
+
+  if (env && *env) {
+    snprintf(out, size, "%s", env);
+    return access(out, X_OK) == 0;
+  }
+  if (home && *home) {
+    snprintf(out, size, "%s/bin/nvcc", home);
+    if (access(out, X_OK) == 0)
+      return 1;
+  }
+  snprintf(out, size, "/usr/local/cuda/bin/nvcc");
+  if (access(out, X_OK) == 0)
+    return 1;
+  while (path && *path) {
+    size_t n = strcspn(path, ":");
+    snprintf(buf, sizeof buf, "%.*s/nvcc", (int)n, path);
+    if (n && access(buf, X_OK) == 0) {
+      snprintf(out, size, "%s", buf);
+      return 1;
+    }
+    path += n + (path[n] == ':');
+  }
+  return 0;
+}
+
+static char nvcc_path[512];
+
+static int cuda_init(kope_target *t, kope_err *err)
+{
+  char cmd[600], line[256] = "", last[256] = "";
+  FILE *p;
+
+  if (!find_nvcc(nvcc_path, sizeof nvcc_path))
+    return kope_err_set(err, KOPE_EENV, "target cuda: nvcc not found (set KOPE_NVCC or "
+                        "CUDA_HOME, or install the CUDA toolkit under /usr/local/cuda)");
+  snprintf(cmd, sizeof cmd, "'%s' --version 2>/dev/null", nvcc_path);
+  if (!(p = popen(cmd, "r")))
+    return kope_err_set(err, KOPE_EENV, "target cuda: cannot run %s", nvcc_path);
+  while (fgets(line, sizeof line, p))
+    if (strstr(line, "release"))
+      snprintf(last, sizeof last, "%s", line);
+  pclose(p);
+  if (!*last)
+    return kope_err_set(err, KOPE_EENV, "target cuda: '%s --version' failed", nvcc_path);
+  last[strcspn(last, "\n")] = '\0';
+  snprintf(t->compiler, sizeof t->compiler, "nvcc: %s", last);
+  snprintf(t->default_flags, sizeof t->default_flags, "-O3 " CUDA_STD);
+  return KOPE_OK;
+}
+
+/* -gencode flags for $KOPE_CUDA_ARCH (caller frees). SASS for each, PTX
+ * for the last. */
+static char *gencode_flags(void)
+{
+  const char *env = getenv("KOPE_CUDA_ARCH");
+  char *list = kope_strdup(env && *env ? env : CUDA_DEFAULT_ARCH), *tok, *save = NULL;
+  char last[16] = "";
+  kope_buf b;
+
+  kope_buf_init(&b, 0);
+  for (tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+    const char *num = !strncmp(tok, "sm_", 3) || !strncmp(tok, "compute_", 8)
+                          ? strchr(tok, '_') + 1 : tok;
+    if (strspn(num, "0123456789a") != strlen(num) || !*num || strlen(num) > 6)
+      continue;
+    kope_buf_printf(&b, "-gencode=arch=compute_%s,code=sm_%s ", num, num);
+    snprintf(last, sizeof last, "%s", num);
+  }
+  if (!*last) {
+    kope_buf_puts(&b, "-gencode=arch=compute_90,code=sm_90 ");
+    snprintf(last, sizeof last, "90");
+  }
+  kope_buf_printf(&b, "-gencode=arch=compute_%s,code=compute_%s", last, last);
+  free(list);
+  return kope_buf_steal(&b);
+}
+
+static void add_flags(const char **argv, int *n, int max, const char *flags, char **hold)
+{
+  char *tok, *save = NULL;
+
+  *hold = kope_strdup(flags ? flags : "");
+  for (tok = strtok_r(*hold, " ", &save); tok && *n < max - 1; tok = strtok_r(NULL, " ", &save))
+    argv[(*n)++] = tok;
+}
+
+/* Run a tool in cwd; 1 succeeded, 0 failed (log says why), -1 could not run. */
+static int run_tool(const char **argv, const char *cwd, double timeout, char **log, double *secs)
+{
+  kope_proc_opts o;
+  kope_proc_result r;
+  kope_err e;
+
+  memset(&o, 0, sizeof o);
+  o.argv = argv;
+  o.cwd = cwd;
+  o.timeout_s = timeout > 0 ? timeout : 180;
+  o.limits.cpu_s = o.timeout_s;
+  o.limits.fsize_bytes = 512L << 20;
+  o.capture_limit = 256 * 1024;
+  kope_err_clear(&e);
+  if (kope_proc_run(&o, &r, &e) != KOPE_OK) {
+    *log = kope_strdup(e.msg);
+    return -1;
+  }
+  if (r.timed_out)
+    kope_buf_printf(&r.out, "error: compiler killed after %.0f s (time limit)\n", o.timeout_s);
+  else if (r.signo)
+    kope_buf_printf(&r.out, "error: compiler killed by signal %d\n", r.signo);
+  if (secs)
+    *secs += r.wall_s;
+  *log = kope_buf_steal(&r.out);
+  return r.exited && r.exit_code == 0 && !r.timed_out ? 1 : 0;
+}
+
+static int write_text(const char *dir, const char *name, const char *text, kope_err *err)
+{
+  char *path = kope_path_join(dir, name);
+  int rc = kope_file_write_atomic(path, text, strlen(text), err);
+
+  free(path);
+  return rc;
+}
+
+/* The child runtime compiled by gcc, cached by content (caller frees). */
+static char *runtime_obj(kope_target *t, kope_err *err)
+{
+  const char *c = kope_embedded_file("kope_child.c", NULL), *h = kope_embedded_file("kope_child.h", NULL);
+  char key[65], *blob = kope_sprintf("cuda-runtime\n%s\n%s", c, h), *log = NULL;
+  char *dir = kope_sprintf("%s/obj", t->cache_dir), *obj, *tmp = NULL;
+  const char *argv[] = {"gcc", "-std=gnu11", "-O2", "-Wall", "-c", "kope_child.c", "-o",
+                        "unit.o", NULL};
+
+  kope_sha256_hex(blob, strlen(blob), key);
+  obj = kope_sprintf("%s/cuda-runtime-%.16s.o", dir, key);
+  if (kope_is_file(obj))
+    goto out;
+  tmp = kope_sprintf("%s/tmp-cuda-runtime-XXXXXX", dir);
+  if (kope_mkdirs(dir, err) != KOPE_OK || !mkdtemp(tmp)) {
+    kope_err_set(err, KOPE_EENV, "cannot create a build directory under %s", dir);
+  } else if (write_text(tmp, "kope_child.c", c, err) || write_text(tmp, "kope_child.h", h, err)) {
+  } else if (run_tool(argv, tmp, 120, &log, NULL) != 1) {
+    kope_err_set(err, KOPE_EENV, "target cuda: cannot build kope's child runtime: %s", log);
+  } else {
+    char *o = kope_path_join(tmp, "unit.o");
+    if (rename(o, obj) != 0)
+      kope_err_set(err, KOPE_EENV, "cannot store %s in the cache", obj);
+    free(o);
+  }
+  if (!kope_is_file(obj)) {
+    free(obj);
+    obj = NULL;
+  }
+out:
+  if (tmp && kope_is_dir(tmp))
+    kope_rmtree(tmp);
+  free(tmp);
+  free(dir);
+  free(log);
+  free(blob);
+  return obj;
+}
+
+/* nvcc: compile kope_main.cu to kernel.o, then link dir/worker. */
+static int nvcc_build(kope_target *t, const kope_build_req *req, const char *dir,
+                      const char *rt, kope_build_out *out, char **log)
+{
+  const char *argv[64];
+  char *gen = gencode_flags(), *h1 = NULL, *h2 = NULL, *h3 = NULL, *log2 = NULL;
+  int n = 0, ok;
+
+  argv[n++] = nvcc_path;
+  add_flags(argv, &n, 40, t->default_flags, &h1);
+  add_flags(argv, &n, 48, req->extra_flags, &h2);
+  add_flags(argv, &n, 56, gen, &h3);
+  argv[n++] = "-c";
+  argv[n++] = "kope_main.cu";
+  argv[n++] = "-o";
+  argv[n++] = "kernel.o";
+  argv[n] = NULL;
+  ok = run_tool(argv, dir, req->timeout_s, log, &out->seconds);
+  if (ok == 1) {
+    const char *largv[] = {nvcc_path, "-o", "worker", "kernel.o", rt, "-cudart", "static",
+                           NULL};
+    ok = run_tool(largv, dir, 120, &log2, &out->seconds);
+    if (log2 && *log2) {
+      char *all = kope_sprintf("%s%s", *log, log2);
+      free(*log);
+      *log = all;
+    }
+  }
+  free(gen);
+  free(h1);
+  free(h2);
+  free(h3);
+  free(log2);
+  return ok;
+}
+
+static int build_candidate(kope_target *t, const kope_build_req *req, kope_build_out *out,
+                           kope_err *err)
+{
+  const char *dir = req->workdir;
+  char *rt = NULL, *shim = NULL, *main_src = NULL, *log = NULL;
+  kope_err lerr;
+  int rc = KOPE_OK, ok;
+
+  out->exe = kope_path_join(dir, "worker");
+  out->obj = kope_path_join(dir, "kernel.o");
+  if (!(rt = runtime_obj(t, err)))
+    return KOPE_EENV;
+  kope_err_clear(&lerr);
+  if (!(shim = kope_cuda_shim_source(req->op, req->source, &lerr))) {
+    out->diagnostics = kope_sprintf("kernel.cu: error: %s\n", lerr.msg);
+    goto out;
+  }
+  main_src = kope_sprintf("%s%s\n", shim, req->source);
+  if ((rc = write_text(dir, "kernel.cu", req->source, err)) ||
+      (rc = write_text(dir, "kope_main.cu", main_src, err)) ||
+      (rc = write_text(dir, "kope_child.h", kope_embedded_file("kope_child.h", NULL), err)) ||
+      (rc = write_text(dir, "kope_cuda_rt.h", kope_embedded_file("kope_cuda_rt.h", NULL), err)))
+    goto out;
+  ok = nvcc_build(t, req, dir, rt, out, &log);
+  if (ok < 0) {
+    rc = kope_err_set(err, KOPE_EENV, "target cuda: nvcc failed to run: %s", log);
+    goto out;
+  }
+  out->diagnostics = kope_trim_diagnostics(log, dir, 40);
+  out->ok = ok == 1;
+out:
+  if (!out->diagnostics)
+    out->diagnostics = kope_strdup("");
+  free(rt);
+  free(shim);
+  free(main_src);
+  free(log);
+  return rc;
+}
+
+/* The trusted C reference is the judge on every target: the cpu target
+ * builds it. */
+static int build_reference(kope_target *t, const kope_build_req *req, kope_build_out *out,
+                           kope_err *err)
+{
+  kope_target cpu = *t;
+  int rc;
+
+  cpu.vt = &kope_target_cpu;
+  if ((rc = kope_target_cpu.init(&cpu, err)) != KOPE_OK)
+    return rc;
+  return kope_target_cpu.build(&cpu, req, out, err);
+}
+
+static int cuda_build(kope_target *t, const kope_build_req *req, kope_build_out *out,
+                      kope_err *err)
+{
+  memset(out, 0, sizeof *out);
+  if (req->role == KOPE_BUILD_CANDIDATE)
+    return build_candidate(t, req, out, err);
+  if (req->role == KOPE_BUILD_REFERENCE)
+    return build_reference(t, req, out, err);
+  return kope_err_set(err, KOPE_EINPUT, "target cuda: operator %s: no CUDA vendor baseline "
+                      "support yet", kope_op_name(req->op));
+}
+
+static void cuda_worker_env(kope_target *t, kope_build_role role, int threads, kope_env *env)
+{
+  if (role == KOPE_BUILD_REFERENCE) {
+    kope_target_cpu.worker_env(t, role, threads, env);
+    return;
+  }
+  kope_env_pass(env, "KOPE_CUDA_DEVICE");
+  kope_env_pass(env, "CUDA_VISIBLE_DEVICES");
+  /* every module is loaded when the context is created, before the seal;
+   * no JIT cache is written */
+  kope_env_add(env, "CUDA_MODULE_LOADING=EAGER");
+  kope_env_add(env, "CUDA_CACHE_DISABLE=1");
+}
+
+static char *cuda_describe(kope_target *t, const kope_hw *hw)
+{
+  char *gen = gencode_flags();
+  char *s = kope_sprintf(
+      "Target: cuda. A kernel is CUDA C++ compiled with `nvcc %s %s` (%s): exactly one "
+      "`__global__` kernel named after the operator (inputs `const T *__restrict__`, outputs "
+      "`T *`, dims `long long`), `__device__` helpers allowed, no host code, no #include. The "
+      "launch is declared, not coded: `// @launch grid=E[,E[,E]] block=E[,E[,E]] [shared=E]` "
+      "with integer expressions over the dims, integer params and knob macros (+ - * / %% "
+      "min max cdiv rup). kope copies the inputs to the GPU, flushes L2, launches once, "
+      "synchronizes and copies the outputs back; the device time comes from CUDA events.\n",
+      t->default_flags, gen, t->compiler);
+
+  (void)hw;
+  free(gen);
+  return s;
+}
+
+const kope_target_vt kope_target_cuda = {
+  "cuda", "CUDA C++", ".cu", cuda_allowed, cuda_init, cuda_build, cuda_worker_env,
+  cuda_describe
+};
+
+/* ---- the device probe ---- */
+
+static const char probe_src[] =
+  "#include <stdio.h>\n#include <cuda_runtime.h>\n"
+  "int main(void)\n{\n  int n = 0;\n  cudaError_t e = cudaGetDeviceCount(&n);\n"
+  "  printf(\"%d\\n%s: %s\\n\", e == cudaSuccess ? n : 0, cudaGetErrorName(e),\n"
+  "         cudaGetErrorString(e));\n"
+  "  if (e == cudaSuccess && n > 0) {\n    struct cudaDeviceProp p;\n"
+  "    if (cudaGetDeviceProperties(&p, 0) == cudaSuccess)\n"
+  "      printf(\"%s (sm_%d%d)\\n\", p.name, p.major, p.minor);\n  }\n  return 0;\n}\n";
+
+/* The probe program, built once and cached (caller frees). */
+static char *probe_exe(kope_target *t, kope_err *err)
+{
+  char key[65], *blob = kope_sprintf("%s\n%s", t->compiler, probe_src), *log = NULL;
+  char *dir, *exe, *tmp;
+  const char *argv[] = {nvcc_path, "-o", "probe", "probe.cu", "-cudart", "static", NULL};
+
+  kope_sha256_hex(blob, strlen(blob), key);
+  dir = kope_sprintf("%s/build/cuda-probe-%.16s", t->cache_dir, key);
+  exe = kope_path_join(dir, "probe");
+  tmp = kope_sprintf("%s.tmpXXXXXX", dir);
+  if (kope_is_file(exe))
+    goto out;
+  {
+    char *parent = kope_sprintf("%s/build", t->cache_dir);
+    int rc = kope_mkdirs(parent, err);
+    free(parent);
+    if (rc != KOPE_OK || !mkdtemp(tmp)) {
+      kope_err_set(err, KOPE_EENV, "cannot create a build directory %s", tmp);
+      goto fail;
+    }
+  }
+  if (write_text(tmp, "probe.cu", probe_src, err) != KOPE_OK)
+    goto fail;
+  if (run_tool(argv, tmp, 180, &log, NULL) != 1) {
+    kope_err_set(err, KOPE_EENV, "target cuda: cannot build the device probe: %s", log);
+    goto fail;
+  }
+  if (rename(tmp, dir) != 0 && !kope_is_dir(dir)) {
+    kope_err_set(err, KOPE_EENV, "cannot store the device probe in %s", dir);
+    goto fail;
+  }
+  if (kope_is_file(exe))
+    goto out;
+fail:
+  free(exe);
+  exe = NULL;
+out:
+  if (kope_is_dir(tmp))
+    kope_rmtree(tmp);
+  free(tmp);
+  free(dir);
+  free(blob);
+  free(log);
+  return exe;
+}
+
+int kope_cuda_device_check(kope_target *t, char *desc, size_t size, kope_err *err)
+{
+  char *exe = probe_exe(t, err), *log = NULL, *l2, *l3;
+  const char *argv[2];
+  int ok, rc = KOPE_OK;
+
+  if (!exe)
+    return KOPE_EENV;
+  argv[0] = exe;
+  argv[1] = NULL;
+  ok = run_tool(argv, NULL, 60, &log, NULL);
+  if (ok < 0 || !log)
+    rc = kope_err_set(err, KOPE_EENV, "target cuda: cannot run the device probe: %s",
+                      log ? log : "");
+  else if (ok == 0 || atoi(log) <= 0) {
+    l2 = strchr(log, '\n');
+    l2 = l2 ? l2 + 1 : log;
+    l2[strcspn(l2, "\n")] = '\0';
+    rc = kope_err_set(err, KOPE_EENV, "target cuda: no CUDA device (cudaGetDeviceCount: %s)",
+                      *l2 ? l2 : "the probe failed");
+  } else if (desc) {
+    l2 = strchr(log, '\n');
+    l3 = l2 ? strchr(l2 + 1, '\n') : NULL;
+    snprintf(desc, size, "%s", l3 ? l3 + 1 : "");
+    desc[strcspn(desc, "\n")] = '\0';
+  }
+  free(log);
+  free(exe);
+  return rc;
+}
