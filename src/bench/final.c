@@ -23,8 +23,7 @@ static kope_evaluator *open_eval(const kope_bench_opts *o, const kope_op *op,
   eo.target = o->target;
   eo.seeds = o->final_seeds > 0 ? o->final_seeds : 5;
   eo.threads = o->threads;
-  if (o->final_case_budget_s > 0)
-    eo.case_budget_s = o->final_case_budget_s;
+  eo.case_budget_s = o->final_case_budget_s > 0 ? o->final_case_budget_s : 0.1;
   if (!(ev = kope_evaluator_new(op, &eo, err)))
     return NULL;
   if (base_src && kope_evaluator_set_base(ev, base_src, err) != KOPE_OK) {

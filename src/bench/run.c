@@ -158,10 +158,10 @@ static json_t *settings_json(const bench *b)
   json_object_set_new(s, "workdir", json_string(o->workdir));
   json_object_set_new(s, "search_eval", json_pack("{s:i, s:f}", "seeds",
       o->eval_seeds > 0 ? o->eval_seeds : 2, "case_budget_s",
-      o->case_budget_s > 0 ? o->case_budget_s : 0.08));
+      o->case_budget_s > 0 ? o->case_budget_s : 0.04));
   json_object_set_new(s, "final_eval", json_pack("{s:i, s:f}", "seeds",
       o->final_seeds > 0 ? o->final_seeds : 5, "case_budget_s",
-      o->final_case_budget_s > 0 ? o->final_case_budget_s : 0.15));
+      o->final_case_budget_s > 0 ? o->final_case_budget_s : 0.1));
   return s;
 }
 
@@ -228,7 +228,7 @@ static void opt_opts(const bench *b, const kope_bench_config *c, int rep, const 
   oo->budget_evals = o->budget_evals;
   oo->out = out;
   oo->eval_seeds = o->eval_seeds > 0 ? o->eval_seeds : 2;
-  oo->case_budget_s = o->case_budget_s > 0 ? o->case_budget_s : 0.08;
+  oo->case_budget_s = o->case_budget_s > 0 ? o->case_budget_s : 0.04;
   oo->threads = o->threads;
   oo->stop = o->stop;
 }

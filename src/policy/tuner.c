@@ -18,9 +18,13 @@
  *           mean = (prior_n·prior_mean + Σ rewards) / (prior_n + n), T the
  *           session's attempts, explore 0.35 by default; ties by a
  *           seeded random jitter.
- * A configuration already evaluated in this session is never proposed
- * again; when every single move has been tried, two moves are combined at
- * random. The random policy ignores the context: it draws a whole
+ * Compounds: before single moves, the tuner proposes once per incumbent
+ * the combination of, on each knob, the move experience rates effective
+ * (prior mean >= 1.05 with weight >= 1); after three attempts, the
+ * combination of the moves whose own mean reward is >= 1.02. Either needs
+ * at least two knobs. A configuration already evaluated in this session
+ * is never proposed again; when every single move has been tried, two
+ * moves are combined at random. The random policy ignores the context: it draws a whole
  * configuration uniformly among the untried ones.
  */
 #include <math.h>
@@ -171,7 +175,65 @@ static int by_score(const void *a, const void *b)
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Best untried single move; then random pairs of moves. */
+/* The value of a move for a compound: from experience (prior mean, with
+ * enough weight behind it) or from this session's own attempts (mean
+ * reward). 0 when the move does not qualify. */
+static double compound_value(tuner *t, const move *m, int from_memory)
+{
+  const arm *a = arm_get(t, m->thought);
+
+  if (from_memory)
+    return m->prior_n >= 1.0 && m->prior_mean >= 1.05 ? m->prior_mean : 0.0;
+  return a->n > 0 && a->sum / a->n >= 1.02 ? a->sum / a->n : 0.0;
+}
+
+/* A compound move: on every knob, the best qualifying move, applied
+ * together. Experience (or the session's own results) says each helps
+ * alone; knobs of different layers usually compose, and a compound reaches
+ * in one evaluation what single moves need several promotions for.
+ * KOPE_EREJECT when fewer than two knobs qualify or it was tried. */
+static int propose_compound(tuner *t, move *mv, size_t n, const char *src, int from_memory,
+                            kope_proposal *out)
+{
+  size_t *best = calloc(n + 1, sizeof *best), nb = 0, i, j, lead = 0;
+  char *s = kope_strdup(src), why[400];
+  int rc = KOPE_EREJECT, len;
+
+  for (i = 0; i < n; i++) {
+    double v = compound_value(t, &mv[i], from_memory);
+    if (v <= 0.0)
+      continue;
+    for (j = 0; j < nb && mv[best[j]].k != mv[i].k; j++)
+      ;
+    if (j == nb)
+      best[nb++] = i;
+    else if (v > compound_value(t, &mv[best[j]], from_memory))
+      best[j] = i;
+  }
+  len = snprintf(why, sizeof why, "compound of the moves that %s:",
+                 from_memory ? "experience rates effective" : "were faster in this session");
+  for (j = 0; j < nb && s; j++) {
+    char *next = kope_knobs_apply(s, mv[best[j]].k->name, mv[best[j]].value, NULL);
+    free(s);
+    s = next;
+    if (compound_value(t, &mv[best[j]], from_memory) >
+        compound_value(t, &mv[best[lead]], from_memory))
+      lead = j;
+    if (len > 0 && (size_t)len < sizeof why)
+      len += snprintf(why + len, sizeof why - (size_t)len, " %s", mv[best[j]].thought);
+  }
+  if (nb >= 2 && s && !was_tried(t, s)) {
+    rc = fill(out, s, mv[best[lead]].k, mv[best[lead]].value, mv[best[lead]].thought, why);
+    s = NULL;
+  }
+  free(s);
+  free(best);
+  return rc;
+}
+
+/* A compound from experience first, then (after a few own attempts) a
+ * compound of this session's winners, then the best untried single move;
+ * then random pairs of moves. */
 static int propose_move(tuner *t, const kope_ctx *ctx, const char *src, const kope_knob *k,
                         size_t nk, kope_proposal *out)
 {
@@ -181,6 +243,9 @@ static int propose_move(tuner *t, const kope_ctx *ctx, const char *src, const ko
   char why[400];
 
   qsort(mv, n, sizeof *mv, by_score);
+  rc = propose_compound(t, mv, n, src, 1, out);
+  if (rc != KOPE_OK && t->total >= 3)
+    rc = propose_compound(t, mv, n, src, 0, out);
   for (i = 0; i < n && rc != KOPE_OK; i++) {
     char *s = kope_knobs_apply(src, mv[i].k->name, mv[i].value, NULL);
     if (!s || was_tried(t, s)) {
