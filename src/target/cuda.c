@@ -242,6 +242,23 @@ static int nvcc_build(kope_target *t, const kope_build_req *req, const char *dir
   return ok;
 }
 
+/* A kernel with another signature is another C++ overload: the link
+ * then misses the declared kernel. Say so first. */
+static void explain_link(const kope_op *op, const char *log, char **diag)
+{
+  char *want = kope_sprintf("undefined reference to `%s'", kope_op_name(op)), *decl, *d;
+
+  if (log && strstr(log, want)) {
+    decl = kope_cuda_kernel_decl(op);
+    d = kope_sprintf("kernel.cu: error: the kernel's signature does not match the operator's; "
+                     "expected: %s\n%s", decl, *diag);
+    free(*diag);
+    *diag = d;
+    free(decl);
+  }
+  free(want);
+}
+
 static int build_candidate(kope_target *t, const kope_build_req *req, kope_build_out *out,
                            kope_err *err)
 {
@@ -272,6 +289,8 @@ static int build_candidate(kope_target *t, const kope_build_req *req, kope_build
   }
   out->diagnostics = kope_trim_diagnostics(log, dir, 40);
   out->ok = ok == 1;
+  if (!out->ok)
+    explain_link(req->op, log, &out->diagnostics);
 out:
   if (!out->diagnostics)
     out->diagnostics = kope_strdup("");

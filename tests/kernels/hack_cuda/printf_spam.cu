@@ -1,0 +1,11 @@
+// @expect forbidden 'printf'
+#define WG 256  // @knob layer=parallel values=128,256 "threads per block"
+// @launch grid=cdiv(n, WG) block=WG
+__global__ void relu(const float *__restrict__ x, float *y, long long n)
+{
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    printf("element %lld\n", i);
+    y[i] = x[i] > 0 ? x[i] : 0;
+  }
+}

@@ -1,0 +1,12 @@
+// @expect forbidden string literal
+#define WG 256  // @knob layer=parallel values=128,256 "threads per block"
+// @launch grid=cdiv(n, WG) block=WG
+
+__constant__ const char banner[] = "kope";
+
+__global__ void relu(const float *__restrict__ x, float *y, long long n)
+{
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = x[i] > 0 ? x[i] : banner[0] * 0.0f;
+}
