@@ -163,6 +163,10 @@ static void set_limits(kope_evaluator *ev)
 
   ev->lim.cpu_s = 900;
   ev->lim.mem_mb = 16384 + 2 * buffers_mb;
+  /* the CUDA driver reserves virtual address space for all of the GPU's
+   * memory and more: an address-space limit makes context creation fail */
+  if (!strcmp(kope_target_name(ev->t), "cuda"))
+    ev->lim.mem_mb = 0;
   /* an OpenCL runtime writes its compiled kernel into the run directory */
   ev->lim.fsize_bytes = strcmp(kope_target_name(ev->t), "cpu") ? 256L << 20 : 0;
   ev->lim.nofile = 64;
