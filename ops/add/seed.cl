@@ -16,7 +16,7 @@
  * with vload/vstore, scalar tail). Every combination is exact.
  */
 #define WG 128   // @knob layer=parallel values=32,128,256 "work-group size along a row (local size, dimension 0)"
-#define EPT 2    // @knob layer=tiling values=1,2,8 "chunks of VEC columns per work-item"
+#define EPT 1    // @knob layer=tiling values=1,2,8 "chunks of VEC columns per work-item"
 #define VEC 4    // @knob layer=vectorize values=1,4,8 "vector width: 1 scalar, 4 float4, 8 float8 (scalar tail)"
 
 // @launch global=rup(cdiv(cols, VEC*EPT), WG),rows local=WG,1

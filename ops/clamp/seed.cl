@@ -11,13 +11,19 @@
  * Compares and selects (the ternary works component-wise on vectors), so
  * the result is one of x, lo, hi bit for bit.
  *
+ * clamp is also an OpenCL built-in; PoCL implements its built-ins as macros
+ * (clamp -> _cl_clamp), which would rename this kernel, so the macro is
+ * removed first. The built-in clamp is not used here.
+ *
  * Knobs: WG is the work-group size (local size); EPT the chunks per
  * work-item (more work per item, fewer work-items); VEC the vector width of
  * each chunk (1 scalar, 4 float4, 8 float8 via vload/vstore, scalar tail).
  * Every combination is correct to the spec's tolerance.
  */
+#undef clamp
+
 #define WG 128   // @knob layer=parallel values=64,128,256 "work-group size (local size)"
-#define EPT 4    // @knob layer=tiling values=1,4,16 "chunks of VEC elements per work-item"
+#define EPT 1    // @knob layer=tiling values=1,4,16 "chunks of VEC elements per work-item"
 #define VEC 4    // @knob layer=vectorize values=1,4,8 "vector width: 1 scalar, 4 float4, 8 float8 (scalar tail)"
 
 // @launch global=rup(cdiv(n, VEC*EPT), WG) local=WG

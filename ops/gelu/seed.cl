@@ -17,7 +17,7 @@
  * Every combination is correct to the spec's tolerance.
  */
 #define WG 128   // @knob layer=parallel values=64,128,256 "work-group size (local size)"
-#define EPT 4    // @knob layer=tiling values=1,4,16 "chunks of VEC elements per work-item"
+#define EPT 1    // @knob layer=tiling values=1,4,16 "chunks of VEC elements per work-item"
 #define VEC 4    // @knob layer=vectorize values=1,4,8 "vector width: 1 scalar, 4 float4, 8 float8 (scalar tail)"
 
 // @launch global=rup(cdiv(n, VEC*EPT), WG) local=WG
