@@ -1,13 +1,14 @@
 /*
  * The trusted host side of a CUDA worker, generated per operator and per
  * candidate: kope_child_invoke copies the slot's inputs and (poisoned)
- * outputs to the device, flushes the L2 cache by writing a buffer larger
- * than it, launches the kernel once with the geometry of its `// @launch`
- * line between two CUDA events, synchronizes the whole device, copies the
- * outputs back and checks a guard page after every output on the device.
- * The device hooks of the child runtime (kope_child.h) create the context
- * and buffers at MAP (before the seal) and report the median event time of
- * a CALL's launches as device_ns.
+ * outputs to the device at the slot's first use in a CALL, flushes the L2
+ * cache by writing a buffer larger than it, launches the kernel once with
+ * the geometry of its `// @launch` line between two CUDA events and
+ * synchronizes the whole device. The device hooks of the child runtime
+ * (kope_child.h, defined in kope_cuda_rt.h) create the context and buffers
+ * at MAP (before the seal) and, at the end of a CALL, copy the outputs
+ * back, check a guard page after every output on the device and report the
+ * median event time of the CALL's launches as device_ns.
  *
  * The launch expressions are translated to C++ here: names become the
  * case's values (a->ival[i]) or the knob's integer value, and min, max,

@@ -7,12 +7,15 @@
  * device $KOPE_CUDA_DEVICE (default 0), allocate one device buffer per
  * shared region (all slots), fill the guard page after every output of
  * every slot with a pattern, and allocate the L2 flush buffer (twice the
- * L2 size). Per kernel call: copy the slot's inputs and its poisoned
- * outputs to the device, flush L2 (a memset of the flush buffer), record
- * an event, launch, record an event, cudaDeviceSynchronize, copy the
- * outputs back, and check the slot's guard pages. The event time of each
- * launch is kept; the CALL's reply carries their median (device_ns). The
- * first CUDA error ends the CALL with KOPE_CHILD_ST_DEVICE and its text.
+ * L2 size). Per kernel call: at the first use of a buffer slot in a CALL,
+ * copy the slot's inputs and its poisoned outputs to the device (the
+ * parent changes buffers only between CALLs); then flush L2 (a memset of
+ * the flush buffer), record an event, launch, record an event and
+ * cudaDeviceSynchronize. At the end of the CALL (kope_child_dev_done) the
+ * outputs of every slot used are copied back and its guard pages checked.
+ * The event time of each launch is kept; the CALL's reply carries their
+ * median (device_ns). The first CUDA error ends the CALL with
+ * KOPE_CHILD_ST_DEVICE and its text.
  * Every name here starts with kope_ so the candidate cannot collide.
  */
 #ifndef KOPE_CUDA_RT_H
@@ -44,6 +47,7 @@ static struct kope_cuda_state {
   float ms[KOPE_CUDA_MAX_SAMPLES];
   unsigned nms;
   unsigned slot;                           /* slot of the current call */
+  unsigned char loaded[KOPE_CHILD_MAX_ARGS]; /* slot copied to the device in this CALL */
   unsigned char guard[KOPE_CUDA_PAGE];
 } kope_cu;
 
@@ -128,6 +132,7 @@ extern "C" int kope_child_dev_map(const kope_child_cmd *c, const unsigned char *
   cudaFree(kope_cu.d_out);
   kope_cu.d_in = kope_cu.d_out = NULL;
   kope_cu.lay = *c;
+  memset(kope_cu.loaded, 0, sizeof kope_cu.loaded);
   kope_cu.h_in = in;
   kope_cu.h_out = out;
   if (c->in_size && cudaMalloc(&kope_cu.d_in, c->in_size) != cudaSuccess)
@@ -143,11 +148,14 @@ fail:
   return 1;
 }
 
+static void kope_cuda_copy_back(void);
+
 extern "C" int kope_child_dev_done(uint64_t *device_ns, char *msg, unsigned size)
 {
   unsigned i, j, n = kope_cu.nms;
 
   kope_cu.nms = 0;
+  kope_cuda_copy_back();
   if (kope_cu.failed) {
     snprintf(msg, size, "%s", kope_cu.msg);
     return 1;
@@ -192,6 +200,11 @@ static int kope_cuda_begin(const kope_child_args *a)
       break;
     }
   kope_cu.slot = (unsigned)s;
+  if (s >= KOPE_CHILD_MAX_ARGS)
+    return kope_cuda_failf("buffer slot out of range");
+  if (kope_cu.loaded[s])
+    return 1;
+  kope_cu.loaded[s] = 1;
   if (c->in_stride)
     KOPE_CU_TRY("copying the inputs to the device",
                 cudaMemcpy(kope_cu.d_in + s * c->in_stride, kope_cu.h_in + s * c->in_stride,
@@ -240,12 +253,9 @@ static void kope_cuda_start(void)
   cudaEventRecord(kope_cu.e0, 0);
 }
 
-/* After the launch: time it, copy the outputs back, check the guards. */
+/* After the launch: wait for the whole device and time the launch. */
 static void kope_cuda_finish(const kope_child_args *a)
 {
-  const kope_child_cmd *c = &kope_cu.lay;
-  uint64_t s = kope_cu.slot;
-  uint32_t i, g = 0;
   cudaError_t e = cudaGetLastError();
   float ms = 0;
 
@@ -262,25 +272,48 @@ static void kope_cuda_finish(const kope_child_args *a)
   if (cudaEventElapsedTime(&ms, kope_cu.e0, kope_cu.e1) == cudaSuccess &&
       kope_cu.nms < KOPE_CUDA_MAX_SAMPLES)
     kope_cu.ms[kope_cu.nms++] = ms;
+}
+
+/* One slot's outputs back to the host, then its guard pages. */
+static int kope_cuda_slot_back(uint64_t s)
+{
+  const kope_child_cmd *c = &kope_cu.lay;
+  unsigned char page[KOPE_CUDA_PAGE];
+  uint32_t i, g = 0;
+
   for (i = 0; i < c->nargs && i < KOPE_CHILD_MAX_ARGS; i++)
     if (c->argk[i] == KOPE_ARGK_OUT) {
       uint64_t o = s * c->out_stride + c->off[i], end = s * c->out_stride + c->guard_off[g];
-      unsigned char page[KOPE_CUDA_PAGE];
-      if ((e = cudaMemcpy(kope_cu.h_out + o, kope_cu.d_out + o, end - o,
-                          cudaMemcpyDeviceToHost)) != cudaSuccess) {
-        kope_cuda_fail("copying the outputs back", e);
-        return;
-      }
-      if (end + KOPE_CUDA_PAGE <= c->out_size &&
-          cudaMemcpy(page, kope_cu.d_out + end, KOPE_CUDA_PAGE, cudaMemcpyDeviceToHost) ==
-              cudaSuccess &&
-          memcmp(page, kope_cu.guard, KOPE_CUDA_PAGE) != 0) {
-        snprintf(kope_cu.msg, sizeof kope_cu.msg, "the kernel wrote past the end of output %u "
-                 "(device guard page changed)", g);
-        kope_cu.failed = 1;
-        return;
+      KOPE_CU_TRY("copying the outputs back",
+                  cudaMemcpy(kope_cu.h_out + o, kope_cu.d_out + o, end - o,
+                             cudaMemcpyDeviceToHost));
+      if (end + KOPE_CUDA_PAGE <= c->out_size) {
+        KOPE_CU_TRY("reading a guard page",
+                    cudaMemcpy(page, kope_cu.d_out + end, KOPE_CUDA_PAGE,
+                               cudaMemcpyDeviceToHost));
+        if (memcmp(page, kope_cu.guard, KOPE_CUDA_PAGE) != 0) {
+          char m[112];
+          snprintf(m, sizeof m, "the kernel wrote past the end of output %u (device guard "
+                   "page changed)", g);
+          return kope_cuda_failf(m);
+        }
       }
       g++;
+    }
+  return 1;
+}
+
+/* End of a CALL: the outputs of every slot used go back (not after a
+ * failure: the CALL is rejected anyway); the next CALL copies afresh. */
+static void kope_cuda_copy_back(void)
+{
+  uint64_t s;
+
+  for (s = 0; s < KOPE_CHILD_MAX_ARGS; s++)
+    if (kope_cu.loaded[s]) {
+      kope_cu.loaded[s] = 0;
+      if (!kope_cu.failed)
+        kope_cuda_slot_back(s);
     }
 }
 
