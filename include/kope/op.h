@@ -76,6 +76,10 @@ const char *kope_op_case_name(const kope_op *op, size_t c);   /* never NULL */
 /* Paths (owned by op); vendor NULL when the operator has none. */
 const char *kope_op_reference_path(const kope_op *op);
 const char *kope_op_seed_path(const kope_op *op);
+/* The seed kernel for a target's source extension: NULL or ".c", the
+ * spec's seed; another extension, seed<ext> in the operator's folder
+ * (".cl": seed.cl, ".cu": seed.cu). Caller frees; the file may not exist. */
+char *kope_op_seed_path_for(const kope_op *op, const char *ext);
 const char *kope_op_vendor_path(const kope_op *op);
 const char *kope_op_vendor_name(const kope_op *op);
 size_t kope_op_vendor_nlibs(const kope_op *op);

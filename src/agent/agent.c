@@ -123,13 +123,23 @@ static void set_feedback(agent *a, const char *fb)
   a->feedback = fb ? kope_strdup(fb) : NULL;
 }
 
+/* The starting kernel: --from, else the target's seed (seed.c, seed.cl).
+ * Caller frees. */
+static char *start_path(const agent *a)
+{
+  return a->o->from ? kope_strdup(a->o->from)
+                    : kope_op_seed_path_for(a->op, kope_target_source_ext(a->t));
+}
+
 static int start(agent *a, kope_err *err)
 {
-  const char *path = a->o->from ? a->o->from : kope_op_seed_path(a->op);
+  char *path = start_path(a);
   kope_report *r;
   int rc;
 
-  if (!(a->inc_src = kope_file_read(path, NULL, err)))
+  a->inc_src = kope_file_read(path, NULL, err);
+  free(path);
+  if (!a->inc_src)
     return err->code;
   progress(a, "evaluating the starting kernel", NULL);
   if (!(r = kope_evaluate(a->ev, a->inc_src, err)))
@@ -504,7 +514,12 @@ int kope_optimize_dry_run(const kope_opt_opts *o, json_t **out, kope_err *err)
   a.t0 = kope_now();
   if ((rc = kope_agent_open(&a, 0, err)) != KOPE_OK)
     goto out;
-  if (!(a.inc_src = kope_file_read(o->from ? o->from : kope_op_seed_path(a.op), NULL, err))) {
+  {
+    char *path = start_path(&a);
+    a.inc_src = kope_file_read(path, NULL, err);
+    free(path);
+  }
+  if (!a.inc_src) {
     rc = err->code;
     goto out;
   }

@@ -20,6 +20,13 @@ size_t kope_op_ncases(const kope_op *op) { return op->ncases; }
 const char *kope_op_reference_path(const kope_op *op) { return op->reference_path; }
 const char *kope_op_seed_path(const kope_op *op) { return op->seed_path; }
 const char *kope_op_vendor_path(const kope_op *op) { return op->vendor_path; }
+
+char *kope_op_seed_path_for(const kope_op *op, const char *ext)
+{
+  if (!ext || !strcmp(ext, ".c"))
+    return kope_strdup(op->seed_path);
+  return kope_sprintf("%s/seed%s", op->dir, ext);
+}
 const char *kope_op_vendor_name(const kope_op *op) { return op->vendor_name; }
 size_t kope_op_vendor_nlibs(const kope_op *op) { return op->nlibs; }
 

@@ -337,6 +337,7 @@ static int link_worker(const char *dir, const char *rt, const char *spec, char *
 static void ocl_env(kope_env *env, const char *dir)
 {
   kope_env_pass(env, "KOPE_OCL_DEVICE");
+  kope_env_pass(env, "KOPE_DEVICE");
   kope_env_pass(env, "OCL_ICD_VENDORS");
   kope_env_pass(env, "OCL_ICD_FILENAMES");
   kope_env_pass(env, "POCL_DEBUG");

@@ -22,7 +22,8 @@ static void usage(FILE *f)
     "the vendor baseline, when the operator has one) in interleaved rounds.\n"
     "OP is a folder name under ops/ or a path to an operator folder.\n\n"
     "options:\n"
-    "  --target T        target (default cpu)\n"
+    "  --target T        target (default cpu): cpu | opencl\n"
+    "  --device D        opencl: device index or name substring (default first)\n"
     "  --json            print the full report as one JSON document on stdout\n"
     "  --seeds N         fresh input seeds per case (default 5)\n"
     "  --seed S          fix the input seed (reproducible runs; default: fresh)\n"
@@ -63,7 +64,8 @@ typedef struct eval_args {
 static int parse(int argc, char **argv, eval_args *a)
 {
   static const struct option opts[] = {
-    {"target", 1, 0, 't'}, {"json", 0, 0, 'j'}, {"seeds", 1, 0, 's'}, {"seed", 1, 0, 'S'},
+    {"target", 1, 0, 't'}, {"device", 1, 0, 'D'},
+    {"json", 0, 0, 'j'}, {"seeds", 1, 0, 's'}, {"seed", 1, 0, 'S'},
     {"threads", 1, 0, 'T'}, {"timeout", 1, 0, 'o'}, {"no-timing", 0, 0, 'n'},
     {"rounds", 1, 0, 'r'}, {"budget", 1, 0, 'b'}, {"cflags", 1, 0, 'c'},
     {"ops-dir", 1, 0, 'd'}, {"hw-cache", 1, 0, 'w'}, {"keep", 0, 0, 'k'},
@@ -77,6 +79,7 @@ static int parse(int argc, char **argv, eval_args *a)
   while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (ch) {
     case 't': a->o.target = optarg; break;
+    case 'D': setenv("KOPE_DEVICE", optarg, 1); break;
     case 'j': a->json = 1; break;
     case 's': a->o.seeds = atoi(optarg); break;
     case 'S': a->o.seed = strtoull(optarg, NULL, 0); break;

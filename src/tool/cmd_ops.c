@@ -11,6 +11,7 @@
 #include <string.h>
 #include "kope/eval.h"
 #include "kope/op.h"
+#include "kope/target.h"
 #include "cli.h"
 #include "cmds.h"
 
@@ -37,12 +38,17 @@ static void usage(FILE *f)
     "  --no-timing     check: correctness only\n"
     "  --seeds N       check: input seeds per case (default 5)\n"
     "  --threads N     check: OpenMP threads (default all)\n"
+    "  --target T      check: target (default cpu); opencl checks each seed.cl\n"
+    "                  (operators without one are skipped unless named)\n"
+    "  --device D      opencl: device index or name substring (default first)\n"
     "  -h, --help      this help\n");
 }
 
 typedef struct ops_args {
   int json, md, timing, seeds, threads;
   const char *dir;
+  const char *target;   /* check: target name */
+  char ext[16];         /* check: its source extension (seed.c, seed.cl) */
   char **names;
   int nnames;
 } ops_args;
@@ -52,12 +58,13 @@ static int parse(int argc, char **argv, ops_args *a)
   static const struct option opts[] = {
     {"json", 0, 0, 'j'}, {"ops-dir", 1, 0, 'd'}, {"no-timing", 0, 0, 'n'},
     {"seeds", 1, 0, 's'}, {"threads", 1, 0, 'T'}, {"format", 1, 0, 'f'},
-    {"help", 0, 0, 'h'}, {0, 0, 0, 0}
+    {"target", 1, 0, 't'}, {"device", 1, 0, 'D'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
   int ch;
 
   a->timing = 1;
   a->seeds = 5;
+  a->target = "cpu";
   optind = 1;
   while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (ch) {
@@ -66,6 +73,8 @@ static int parse(int argc, char **argv, ops_args *a)
     case 'n': a->timing = 0; break;
     case 's': a->seeds = atoi(optarg); break;
     case 'T': a->threads = atoi(optarg); break;
+    case 't': a->target = optarg; break;
+    case 'D': setenv("KOPE_DEVICE", optarg, 1); break;
     case 'f':
       if (strcmp(optarg, "md") && strcmp(optarg, "text")) {
         fprintf(stderr, "kope ops: --format takes md or text, not '%s'\n", optarg);
@@ -141,15 +150,15 @@ static int cmd_list(ops_args *a)
   return rc;
 }
 
-static json_t *knobs_json(const kope_op *op, kope_err *err, int *rc)
+static json_t *knobs_json(const kope_op *op, const char *path, kope_err *err, int *rc)
 {
-  char *src = kope_file_read(kope_op_seed_path(op), NULL, err);
+  char *src = kope_file_read(path, NULL, err);
   kope_knob *ks = NULL;
   size_t n = 0, i;
   json_t *arr = json_array();
   int v;
 
-  *rc = src ? kope_knobs_parse(src, kope_op_seed_path(op), &ks, &n, err) : KOPE_EINPUT;
+  *rc = src ? kope_knobs_parse(src, path, &ks, &n, err) : KOPE_EINPUT;
   for (i = 0; *rc == KOPE_OK && i < n; i++) {
     json_t *vals = json_array();
     for (v = 0; v < ks[i].nvalues; v++)
@@ -204,7 +213,7 @@ static int cmd_show(ops_args *a)
   }
   if (!(op = kope_op_load(a->names[0], a->dir, &err)))
     return kope_cli_fail("ops show", &err);
-  knobs = knobs_json(op, &err, &rc);
+  knobs = knobs_json(op, kope_op_seed_path(op), &err, &rc);
   if (rc != KOPE_OK) {
     json_decref(knobs);
     kope_op_free(op);
@@ -228,6 +237,7 @@ typedef struct check_row {
   char name[64], category[32], seed_verdict[32], vendor_verdict[32], reason[600];
   char vendor_name[160];
   int level, ncases, has_vendor, knobs;
+  int skipped;          /* no seed for the target (not named on the command line) */
   double sp_ref, sp_ven, roof, seconds;
 } check_row;
 
@@ -237,7 +247,7 @@ static int check_op(ops_args *a, const char *name, check_row *row, kope_err *err
   kope_op *op = kope_op_load(name, a->dir, err);
   kope_evaluator *ev = NULL;
   kope_report *r = NULL, *v = NULL;
-  char *src = NULL, prefix[96];
+  char *src = NULL, prefix[96], *seed = NULL;
   double t0 = kope_now();
   json_t *knobs;
   int rc = KOPE_OK;
@@ -248,15 +258,22 @@ static int check_op(ops_args *a, const char *name, check_row *row, kope_err *err
   snprintf(row->category, sizeof row->category, "%s", kope_op_category(op));
   row->level = kope_op_level(op);
   row->ncases = (int)kope_op_ncases(op);
-  row->has_vendor = kope_op_vendor_path(op) != NULL;
+  /* the vendor baselines are C: checked with the cpu target */
+  row->has_vendor = kope_op_vendor_path(op) != NULL && !strcmp(a->target, "cpu");
+  seed = kope_op_seed_path_for(op, a->ext);
+  if (a->nnames == 0 && !kope_is_file(seed)) {
+    row->skipped = 1;
+    goto out;
+  }
   snprintf(row->vendor_name, sizeof row->vendor_name, "%s",
            row->has_vendor && kope_op_vendor_name(op) ? kope_op_vendor_name(op) : "");
-  knobs = knobs_json(op, err, &rc);
+  knobs = knobs_json(op, seed, err, &rc);
   row->knobs = (int)json_array_size(knobs);
   json_decref(knobs);
-  if (rc != KOPE_OK || !(src = kope_file_read(kope_op_seed_path(op), NULL, err)))
+  if (rc != KOPE_OK || !(src = kope_file_read(seed, NULL, err)))
     goto out;
   kope_eval_opts_init(&o);
+  o.target = a->target;
   o.timing = a->timing;
   o.seeds = a->seeds;
   o.threads = a->threads;
@@ -290,6 +307,7 @@ out:
   kope_evaluator_free(ev);
   kope_op_free(op);
   free(src);
+  free(seed);
   return rc;
 }
 
@@ -358,17 +376,29 @@ static void print_md_row(const check_row *r, int timing)
   fflush(stdout);
 }
 
+/* The target's source extension (opening it checks the toolchain). */
+static int target_ext(ops_args *a, kope_err *err)
+{
+  kope_target *t = kope_target_open(a->target, err);
+
+  if (!t)
+    return err->code;
+  snprintf(a->ext, sizeof a->ext, "%s", kope_target_source_ext(t));
+  kope_target_free(t);
+  return KOPE_OK;
+}
+
 static int cmd_check(ops_args *a)
 {
   char **names = NULL;
   size_t n = 0, i;
   kope_err err;
   json_t *arr = json_array();
-  int rc, bad = 0, envrc = KOPE_OK;
+  int rc, bad = 0, envrc = KOPE_OK, skipped = 0;
   check_row row;
 
   kope_err_clear(&err);
-  if ((rc = collect(a, &names, &n, &err)))
+  if ((rc = target_ext(a, &err)) || (rc = collect(a, &names, &n, &err)))
     return json_decref(arr), kope_cli_fail("ops check", &err);
   if (a->md && !a->json)
     print_md_head(a->timing);
@@ -390,6 +420,10 @@ static int cmd_check(ops_args *a)
         envrc = rc;
       continue;
     }
+    if (row.skipped) {
+      skipped++;
+      continue;
+    }
     bad |= !row_ok(&row);
     if (a->json)
       json_array_append_new(arr, row_json(&row));
@@ -398,6 +432,9 @@ static int cmd_check(ops_args *a)
     else
       print_row(&row, a->timing);
   }
+  if (skipped)
+    fprintf(stderr, "kope ops check: skipped %d operators without a seed%s for target %s\n",
+            skipped, a->ext, a->target);
   if (a->json)
     kope_cli_print_json(json_pack("{s:o, s:b}", "operators", arr, "ok", !bad && !envrc));
   else

@@ -39,7 +39,8 @@ static void usage(FILE *f)
     "The incumbent changes only for a correct candidate that is significantly faster\n"
     "(geomean >= 1 + min gain, sign test p < 0.05) and stays so when re-measured.\n\n"
     "options:\n"
-    "  --target T            target (default cpu)\n"
+    "  --target T            target (default cpu): cpu | opencl\n"
+    "  --device D            opencl: device index or name substring (default first)\n"
     "  --policy P            tuner (default) | random | llm | llm+tuner\n"
     "  --budget-evals N      stop after N candidate evaluations (default 12)\n"
     "  --budget-tokens N     stop once N LLM tokens are used\n"
@@ -120,6 +121,7 @@ static int parse_opt(opt_args *a, int ch, const char *v)
 
   switch (ch) {
   case 't': o->target = v; break;
+  case 20: setenv("KOPE_DEVICE", v, 1); break;
   case 'p': o->policy = v; break;
   case 'E': o->budget_evals = atoll(v); break;
   case 'K': o->budget_tokens = atoll(v); break;
@@ -191,7 +193,8 @@ static void model_limits(opt_args *a)
 static int parse(int argc, char **argv, opt_args *a)
 {
   static const struct option opts[] = {
-    {"target", 1, 0, 't'}, {"policy", 1, 0, 'p'}, {"budget-evals", 1, 0, 'E'},
+    {"target", 1, 0, 't'}, {"device", 1, 0, 20}, {"policy", 1, 0, 'p'},
+    {"budget-evals", 1, 0, 'E'},
     {"budget-tokens", 1, 0, 'K'}, {"budget-seconds", 1, 0, 'S'}, {"memory", 1, 0, 'm'},
     {"context", 1, 0, 'c'}, {"db", 1, 0, 'd'}, {"out", 1, 0, 'o'}, {"from", 1, 0, 'f'},
     {"resume", 1, 0, 'r'}, {"seed", 1, 0, 's'}, {"batch", 1, 0, 'b'}, {"min-gain", 1, 0, 'g'},

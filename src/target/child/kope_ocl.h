@@ -54,7 +54,8 @@ typedef struct kope_ocl_dev {
   char name[256];           /* "platform / device" */
 } kope_ocl_dev;
 
-/* Open the device chosen by KOPE_OCL_DEVICE (unset or "": the first
+/* Open the device chosen by KOPE_OCL_DEVICE, else KOPE_DEVICE (kope's
+ * --device option; unset or "": the first
  * device; a number: the index over all platforms' devices in order; else a
  * case-insensitive substring of "platform / device"). Sets POCL_CACHE_DIR
  * to ./pocl-cache unless it is set. 0, or -1 with msg. */
@@ -64,6 +65,10 @@ int kope_ocl_open(kope_ocl_dev *d, char *msg, size_t size);
  * NULL. */
 int kope_ocl_build(kope_ocl_dev *d, const char *path, cl_program *prog, char **log,
                    char *msg, size_t size);
+/* The program's one kernel, which must be named name (a kernel named like
+ * a built-in is found under its mangled name). 0, or -1 with msg. */
+int kope_ocl_kernel(cl_program prog, const char *name, cl_kernel *kern, char *msg,
+                    size_t size);
 /* Name of an OpenCL error code ("CL_INVALID_VALUE"). */
 const char *kope_ocl_err(cl_int e);
 /* Number of platforms (0 when none or the ICD loader finds none). */

@@ -102,7 +102,8 @@ static int pick(kope_ocl_dev *d, const char *want, char *msg, size_t size)
 
 int kope_ocl_open(kope_ocl_dev *d, char *msg, size_t size)
 {
-  const char *want = getenv("KOPE_OCL_DEVICE");
+  const char *want = getenv("KOPE_OCL_DEVICE") ? getenv("KOPE_OCL_DEVICE")
+                                                : getenv("KOPE_DEVICE");
   cl_int e;
 
   memset(d, 0, sizeof *d);
@@ -198,4 +199,44 @@ int kope_ocl_build(kope_ocl_dev *d, const char *path, cl_program *prog, char **l
 out:
   free(src);
   return rc;
+}
+
+/* Is fn the kernel name, plain or as a runtime renames a kernel named like
+ * an OpenCL built-in such as clamp (PoCL: "_cl_clamp"; mangled "_Z5clamp...")? */
+static int same_name(const char *fn, const char *name)
+{
+  char prefix[160];
+
+  if (!strcmp(fn, name) || (!strncmp(fn, "_cl_", 4) && !strcmp(fn + 4, name)))
+    return 1;
+  snprintf(prefix, sizeof prefix, "_Z%zu%s", strlen(name), name);
+  return !strncmp(fn, prefix, strlen(prefix));
+}
+
+int kope_ocl_kernel(cl_program prog, const char *name, cl_kernel *kern, char *msg, size_t size)
+{
+  cl_kernel ks[8];
+  cl_uint n = 0, i;
+  char fn[160];
+  cl_int e;
+
+  *kern = NULL;
+  e = clCreateKernelsInProgram(prog, 8, ks, &n);
+  if (e != CL_SUCCESS) {
+    snprintf(msg, size, "clCreateKernelsInProgram: %s", kope_ocl_err(e));
+    return -1;
+  }
+  for (i = 0; i < n; i++) {
+    fn[0] = '\0';
+    clGetKernelInfo(ks[i], CL_KERNEL_FUNCTION_NAME, sizeof fn, fn, NULL);
+    if (n == 1 && same_name(fn, name))
+      *kern = ks[i];
+    else
+      clReleaseKernel(ks[i]);
+  }
+  if (n != 1)
+    snprintf(msg, size, "the program defines %u kernels; exactly one (%s) is allowed", n, name);
+  else if (!*kern)
+    snprintf(msg, size, "no kernel named '%s' (the kernel is '%s')", name, fn);
+  return *kern ? 0 : -1;
 }

@@ -155,7 +155,6 @@ static cl_mem buffer(void *ptr, size_t size, int input)
 static int open_device(char *msg, unsigned size)
 {
   char *log = NULL;
-  cl_int e;
   int rc;
 
   if (kope_ocl_open(&dev, msg, size) != 0)
@@ -166,11 +165,8 @@ static int open_device(char *msg, unsigned size)
   free(log);
   if (rc != 0)
     return -1;
-  kern = clCreateKernel(prog, kope_ocl_op.kernel, &e);
-  if (!kern) {
-    snprintf(msg, size, "clCreateKernel(%s): %s", kope_ocl_op.kernel, kope_ocl_err(e));
+  if (kope_ocl_kernel(prog, kope_ocl_op.kernel, &kern, msg, size) != 0)
     return -1;
-  }
   opened = 1;
   return 0;
 }
