@@ -5,8 +5,9 @@
  * Inserting v under u runs in one transaction: v is stored as a leaf
  * (d = r_v), then u gains a successor, so u's successor sum and d change;
  * the change in d(u) is added to u's parent's successor sum, and so on up
- * to the root or until a score stops changing. Each ancestor is read and
- * written once, so the cost is proportional to the depth of v.
+ * to the root or until a score stops changing. Each ancestor on the way is
+ * read and written once, so the cost is at most proportional to the depth
+ * of v, and in practice to the few levels a change survives rounding.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -66,29 +67,36 @@ static int case_validate(const kope_mem_case *c, kope_err *err)
   return KOPE_OK;
 }
 
-/* A new successor with score child_d joined u: update u's successor sum
- * and d, then carry each change in d up the lineage (read in one query). */
-static int propagate(kope_db *db, int64_t u, double child_d, kope_err *err)
+/* A new successor with score child_d joined u (read by the caller): update
+ * u's successor sum and d, then carry each change in d up the lineage.
+ * The lineage is read one ancestor at a time, only as far as the change
+ * goes: a change that rounds to exactly 0 stops the walk (the ancestors
+ * above keep their exact values), which at 100,000 Cases is after about 6
+ * of a mean 20 levels. Predecessors are always older (smaller id); a
+ * lineage that is not is a damaged file, refused rather than walked. */
+static int propagate(kope_db *db, const mem_node *u, double child_d, kope_err *err)
 {
-  mem_node *up = NULL;
-  size_t n = 0, i;
+  mem_node n = *u;
   int rc, new_child = 1;
 
-  if (u == 0)
-    return KOPE_OK;
-  if ((rc = db->eng->ancestors(db->impl, u, &up, &n, err)) != KOPE_OK)
-    return rc;
-  for (i = 0; i < n && rc == KOPE_OK && (new_child || child_d != 0.0); i++) {
-    double old = up[i].d;
-    up[i].succ_sum += child_d;
-    up[i].n_succ += new_child;
-    up[i].d = kope_mem_d_score(up[i].r, up[i].n_succ, up[i].succ_sum);
-    rc = db->eng->node_put(db->impl, &up[i], err);
-    child_d = up[i].d - old;
+  for (;;) {
+    double old = n.d;
+    n.succ_sum += child_d;
+    n.n_succ += new_child;
+    n.d = kope_mem_d_score(n.r, n.n_succ, n.succ_sum);
+    if ((rc = db->eng->node_put(db->impl, &n, err)) != KOPE_OK)
+      return rc;
+    child_d = n.d - old;
     new_child = 0;
+    if (child_d == 0.0 || n.prev_id == 0)
+      return KOPE_OK;
+    if (n.prev_id >= n.id)
+      return kope_err_set(err, KOPE_EINPUT, "Case %lld has a predecessor %lld that is not "
+                          "older: the store is damaged", (long long)n.id,
+                          (long long)n.prev_id);
+    if ((rc = db->eng->node_get(db->impl, n.prev_id, &n, err)) != KOPE_OK)
+      return rc;
   }
-  free(up);
-  return rc;
 }
 
 static int case_store(kope_db *db, const kope_mem_case *c, const mem_origin *o,
@@ -118,7 +126,8 @@ static int case_store(kope_db *db, const kope_mem_case *c, const mem_origin *o,
     sig = kope_mem_error_signature(c->feedback);
   if ((rc = db->eng->case_put(db->impl, c, &v, sig, o, id, err)) != KOPE_OK)
     goto out;
-  rc = propagate(db, c->prev_case_id, v.d, err);
+  if (c->prev_case_id)
+    rc = propagate(db, &p, v.d, err);
   if (rc == KOPE_OK && c->journal && *c->journal) {
     kope_mem_journal j = {0};
     j.case_id = *id;

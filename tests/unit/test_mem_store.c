@@ -259,6 +259,76 @@ static void raw_exec(const char *path, const char *sql)
   sqlite3_close(h);
 }
 
+/* ---- the d walk on deep lineages ------------------------------------------ */
+
+/* How many times the scoring-node lookup ran since the last call. */
+static int node_reads(kope_db *db)
+{
+  sq *s = db->impl;
+
+  return s->st[SQ_NODE_GET] ? sqlite3_stmt_status(s->st[SQ_NODE_GET],
+                                                  SQLITE_STMTSTATUS_RUN, 1) : 0;
+}
+
+/* A leaf added under a node 1,500 levels deep changes the scores of its
+ * nearest ancestors only: the change shrinks by 0.35 per level and rounds
+ * to exactly 0 after a few dozen, where the walk stops. It must read those
+ * ancestors alone (not the whole lineage), and every score must still
+ * equal a recomputation of the forest. */
+static void test_deep_lineage_walk(void **state)
+{
+  fx *f = *state;
+  kope_err err = {0};
+  int64_t prev = 0, mid = 0, side = 0;
+  int i, reads;
+
+  assert_int_equal(kope_db_begin(f->db, &err), KOPE_OK);
+  for (i = 0; i < 1500; i++) {
+    prev = add(f->db, prev, "deep_op", i % 9 == 4 ? "incorrect" : "correct",
+               1.0 + 0.01 * (i % 13), 1.0, "tiling.block=32");
+    if (i % 50 == 7)   /* some branching, so sums are not a plain chain */
+      side = add(f->db, prev, "deep_op", "correct", 1.3, 0.5, NULL);
+    if (i == 700)
+      mid = prev;
+  }
+  assert_int_equal(kope_db_commit(f->db, &err), KOPE_OK);
+  assert_true(side > 0);
+  node_reads(f->db);
+  add(f->db, prev, "deep_op", "correct", 2.0, 1.0, NULL);
+  reads = node_reads(f->db);
+  if (reads < 2 || reads > 80)
+    fail_msg("a leaf 1500 levels deep read %d ancestors", reads);
+  add(f->db, mid, "deep_op", "correct", 0.5, 1.0, NULL);
+  add(f->db, 1, "deep_op", "compile_error", NAN, 1.0, NULL);
+  check_ok(f->db);
+}
+
+/* A lineage whose predecessor is not older than the Case (only a damaged
+ * file has one; here a cycle) is refused, not walked forever. */
+static void test_damaged_lineage(void **state)
+{
+  fx *f = *state;
+  kope_err err = {0};
+  kope_mem_case c;
+  int64_t a = add(f->db, 0, "op", "correct", 1.0, 1.0, NULL);
+  int64_t b = add(f->db, a, "op", "correct", 1.2, 1.0, NULL);
+  int64_t d = add(f->db, b, "op", "correct", 1.5, 1.0, NULL), id = 0;
+  char sql[128];
+
+  snprintf(sql, sizeof sql, "UPDATE case_scores SET prev_id = %lld WHERE id = %lld",
+           (long long)d, (long long)b);
+  raw_exec(f->path, sql);
+  kope_mem_case_init(&c);
+  c.prev_case_id = d;
+  c.op = "op";
+  c.verdict = "correct";
+  c.correct = 1;
+  c.speedup = 2.0;
+  assert_int_equal(kope_mem_case_insert(f->db, &c, &id, &err), KOPE_EINPUT);
+  assert_non_null(strstr(err.msg, "damaged"));
+  assert_int_equal(id, 0);
+}
+
 static void test_migrate_from_v1(void **state)
 {
   fx *f = *state;
@@ -456,6 +526,8 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_threshold_labels_stored, setup, teardown),
     cmocka_unit_test_setup_teardown(test_lineage_and_errors, setup, teardown),
     cmocka_unit_test_setup_teardown(test_bucket_ordering, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_deep_lineage_walk, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_damaged_lineage, setup, teardown),
     cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup, teardown),
     cmocka_unit_test_setup_teardown(test_refuse_bad_files, setup, teardown),
     cmocka_unit_test_setup_teardown(test_corrupt_file, setup, teardown),
