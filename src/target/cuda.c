@@ -106,8 +106,10 @@ static char *gencode_flags(void)
   for (tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
     const char *num = !strncmp(tok, "sm_", 3) || !strncmp(tok, "compute_", 8)
                           ? strchr(tok, '_') + 1 : tok;
-    if (strspn(num, "0123456789a") != strlen(num) || !*num || strlen(num) > 6)
+    if (strspn(num, "0123456789af") != strlen(num) || !*num || strlen(num) > 6) {
+      kope_buf_printf(&b, "--gpu-architecture=%.32s ", tok);   /* nvcc says what is wrong */
       continue;
+    }
     kope_buf_printf(&b, "-gencode=arch=compute_%s,code=sm_%s ", num, num);
     snprintf(last, sizeof last, "%s", num);
   }
@@ -289,6 +291,10 @@ static int build_candidate(kope_target *t, const kope_build_req *req, kope_build
   }
   out->diagnostics = kope_trim_diagnostics(log, dir, 40);
   out->ok = ok == 1;
+  if (!out->ok && !*out->diagnostics) {   /* e.g. "nvcc fatal : ..." */
+    free(out->diagnostics);
+    out->diagnostics = kope_sprintf("error: %.2000s", log ? log : "nvcc failed");
+  }
   if (!out->ok)
     explain_link(req->op, log, &out->diagnostics);
 out:

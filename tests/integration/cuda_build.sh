@@ -60,8 +60,9 @@ expect_exit 0 "ops check --target cuda --build-only relu" -- "$KOPE" ops check r
   --ops-dir "$OPS" --target cuda --build-only --json
 expect_eq "relu's seed.cu is built" "$(json_get 'd["operators"][0]["seed_verdict"]')" built
 # an unknown architecture is nvcc's error, reported as a compile error
-expect_exit 1 "--cuda-arch sm_1 does not build" -- "$KOPE" eval relu "$C/legit.cu" \
-  --ops-dir "$OPS" --target cuda --build-only --cuda-arch sm_1
+expect_exit 1 "--cuda-arch bogus does not build" -- "$KOPE" eval relu "$C/legit.cu" \
+  --ops-dir "$OPS" --target cuda --build-only --cuda-arch bogus
+expect_match "nvcc's message is the diagnostic" "$T/out" "compile_error .*gpu architecture 'bogus'"
 
 # running needs a device
 if nvidia-smi -L >/dev/null 2>&1; then

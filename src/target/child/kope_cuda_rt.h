@@ -91,7 +91,7 @@ static int kope_cuda_context(void)
   cudaError_t e = cudaGetDeviceCount(&n);
 
   if (e != cudaSuccess)
-    return kope_cuda_fail("no CUDA device (cudaGetDeviceCount)", e);
+    return kope_cuda_fail("no CUDA device in the worker (sandbox? docs/security.md)", e);
   if (d < 0 || d >= n)
     return kope_cuda_failf("no CUDA device with the index in KOPE_CUDA_DEVICE");
   KOPE_CU_TRY("cudaSetDevice", cudaSetDevice(d));
