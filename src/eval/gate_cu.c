@@ -32,10 +32,10 @@ static int refuse(char *why, size_t size, const char *fmt, ...)
   return -1;
 }
 
-/* Copy of src with comments and char literals blanked (newlines kept) and
- * line continuations joined. -1 (why set) for a string literal or an
- * unterminated comment. */
-static int to_code(const char *src, char *code, char *why, size_t size)
+/* Copy of src with comments, char and string literals blanked (newlines
+ * kept) and line continuations joined; *str_line is the line of the first
+ * string literal (0: none). -1 (why set) for an unterminated comment. */
+static int to_code(const char *src, char *code, size_t *str_line, char *why, size_t size)
 {
   size_t i = 0, o = 0, line = 1;
 
@@ -53,13 +53,14 @@ static int to_code(const char *src, char *code, char *why, size_t size)
         return refuse(why, size, "unterminated comment at line %zu", line);
       for (; src + i < e + 2; i++)
         code[o++] = src[i] == '\n' ? '\n' : ' ';
-    } else if (src[i] == '"') {
-      return refuse(why, size, "string literal at line %zu (kernels do no I/O)", line);
-    } else if (src[i] == '\'') {
+    } else if (src[i] == '"' || src[i] == '\'') {
+      char q = src[i];
+      if (q == '"' && !*str_line)
+        *str_line = line;
       code[o++] = '0';
-      for (i++; src[i] && src[i] != '\'' && src[i] != '\n'; i++)
-        i += src[i] == '\\' && src[i + 1];
-      i += src[i] == '\'';
+      for (i++; src[i] && src[i] != q && src[i] != '\n'; i++)
+        i += src[i] == '\\' && src[i + 1] && src[i + 1] != '\n';
+      i += src[i] == q;
     } else {
       line += src[i] == '\n';
       code[o++] = src[i++];
@@ -106,6 +107,7 @@ static int check_directive(const char *p, size_t len, size_t line, char *why, si
 }
 
 #define MAX_STMT_MACROS 64
+#define MAX_CONST_VARS 64
 
 typedef struct scan {
   const char *code;
@@ -123,6 +125,11 @@ typedef struct scan {
   /* macros whose body holds ';', '{' or '}' (refused at file scope) */
   char stmt_macro[MAX_STMT_MACROS][64];
   int nstmt;
+  /* __constant__ tables: only NAME[...] may follow (no pointer to them) */
+  char const_var[MAX_CONST_VARS][64];
+  int nconst;
+  int bracket;          /* [ ] depth (array sizes are not the declared name) */
+  int prev_amp;         /* the previous token was a unary or binary '&' */
 } scan;
 
 /* Identifiers refused anywhere, with the reason. */
@@ -165,6 +172,16 @@ static int is_stmt_macro(const scan *s, const char *id)
   return 0;
 }
 
+static int is_const_var(const scan *s, const char *id)
+{
+  int i;
+
+  for (i = 0; i < s->nconst; i++)
+    if (!strcmp(s->const_var[i], id))
+      return 1;
+  return 0;
+}
+
 static void decl_ident(scan *s, const char *id)
 {
   static const char *const types[] = {"struct", "union", "enum", "typedef", "using",
@@ -182,7 +199,7 @@ static void decl_ident(scan *s, const char *id)
   s->decl_const |= !strcmp(id, "const") || !strcmp(id, "constexpr");
   for (i = 0; types[i]; i++)
     s->decl_type |= !strcmp(id, types[i]);
-  if (s->paren == 0 && !s->decl_func)
+  if (s->paren == 0 && s->bracket == 0 && !s->decl_func)
     snprintf(s->decl_name, sizeof s->decl_name, "%s", id);
 }
 
@@ -199,6 +216,10 @@ static int on_ident(scan *s, const char *id, const char *next, char *why, size_t
       strncmp(next, "__shared__", 10))
     return refuse(why, size, "static variable at line %zu (state that persists across calls)",
                   s->line);
+  if (is_const_var(s, id) && (*next != '[' || s->prev_amp))
+    return refuse(why, size, "__constant__ table '%s' used at line %zu other than as %s[i] "
+                  "(a pointer to it could write constant memory, which persists)", id,
+                  s->line, id);
   if (s->depth == 0 && is_stmt_macro(s, id))
     return refuse(why, size, "macro '%s' with statements used at file scope (line %zu)", id,
                   s->line);
@@ -227,6 +248,8 @@ static int judge_decl(scan *s, char end, char *why, size_t size)
     return refuse(why, size, "file-scope declaration '%s' at line %zu without a body (no "
                   "prototypes or direct-initialized variables; define functions before use)",
                   s->decl_name, s->decl_line);
+  if (s->decl_constant && !s->decl_func && s->nconst < MAX_CONST_VARS)
+    snprintf(s->const_var[s->nconst++], sizeof s->const_var[0], "%s", s->decl_name);
   if (s->decl_func || s->decl_shared || s->decl_constant)
     return 0;
   if (s->decl_device)
@@ -258,7 +281,11 @@ static void open_paren(scan *s)
 
 static int on_punct(scan *s, char c, char *why, size_t size)
 {
-  if (c == '(') {
+  if (c == '[') {
+    s->bracket++;
+  } else if (c == ']') {
+    s->bracket -= s->bracket > 0;
+  } else if (c == '(') {
     open_paren(s);
   } else if (c == ')') {
     if (s->in_kernel_params && s->paren == s->kparen)
@@ -347,6 +374,7 @@ static int scan_code(scan *s, char *why, size_t size)
         s->nparams = 1;
       if (on_ident(s, id, p + strspn(p, " \t\n"), why, size))
         return -1;
+      s->prev_amp = 0;
       bol = 0;
     } else {
       if (p[0] == '#' && p[1] == '#')
@@ -358,6 +386,7 @@ static int scan_code(scan *s, char *why, size_t size)
         s->nparams = 1;
       if (on_punct(s, *p, why, size))
         return -1;
+      s->prev_amp = *p == '&' && p[1] != '&' && (p == s->code || p[-1] != '&');
       bol = 0;
       p++;
     }
@@ -373,14 +402,19 @@ int kope_gate_cu(const char *src, const kope_op *op, char *why, size_t size)
   scan s;
   kope_launch l;
   kope_err err;
+  size_t str_line = 0;
   int rc;
 
   memset(&s, 0, sizeof s);
   s.code = code;
   s.op = op;
   s.line = 1;
-  if ((rc = to_code(src, code, why, size)) || (rc = scan_code(&s, why, size)))
+  if ((rc = to_code(src, code, &str_line, why, size)) || (rc = scan_code(&s, why, size)))
     goto out;
+  if (str_line) {
+    rc = refuse(why, size, "string literal at line %zu (kernels do no I/O)", str_line);
+    goto out;
+  }
   if (s.nglobal == 0) {
     rc = refuse(why, size, "no __global__ kernel (it must be named %s)", kope_op_name(op));
     goto out;

@@ -430,11 +430,17 @@ out:
 
 int kope_cuda_device_check(kope_target *t, char *desc, size_t size, kope_err *err)
 {
-  char *exe = probe_exe(t, err), *log = NULL, *l2, *l3;
+  static char found[160];   /* a device seen by this process: not probed again */
+  char *exe, *log = NULL, *l2, *l3;
   const char *argv[2];
   int ok, rc = KOPE_OK;
 
-  if (!exe)
+  if (*found) {
+    if (desc)
+      snprintf(desc, size, "%s", found);
+    return KOPE_OK;
+  }
+  if (!(exe = probe_exe(t, err)))
     return KOPE_EENV;
   argv[0] = exe;
   argv[1] = NULL;
@@ -448,11 +454,13 @@ int kope_cuda_device_check(kope_target *t, char *desc, size_t size, kope_err *er
     l2[strcspn(l2, "\n")] = '\0';
     rc = kope_err_set(err, KOPE_EENV, "target cuda: no CUDA device (cudaGetDeviceCount: %s)",
                       *l2 ? l2 : "the probe failed");
-  } else if (desc) {
+  } else {
     l2 = strchr(log, '\n');
     l3 = l2 ? strchr(l2 + 1, '\n') : NULL;
-    snprintf(desc, size, "%s", l3 ? l3 + 1 : "");
-    desc[strcspn(desc, "\n")] = '\0';
+    snprintf(found, sizeof found, "%s", l3 && l3[1] ? l3 + 1 : "CUDA device 0");
+    found[strcspn(found, "\n")] = '\0';
+    if (desc)
+      snprintf(desc, size, "%s", found);
   }
   free(log);
   free(exe);

@@ -106,6 +106,15 @@ static void host_code_and_state(void **state)
           "device heap");
   refused(op, HEAD "__constant__ const float c[1] = {1};\n" KERNEL
               "{\n  const_cast<float *>(c)[0] = x[0];\n}\n", "casting const away");
+  refused(op, HEAD "__constant__ float c[WG];\n" KERNEL
+              "{\n  float *p = (float *)c;\n  p[threadIdx.x] = x[0];\n}\n",
+          "__constant__ table 'c'");
+  refused(op, HEAD "__constant__ float c[WG];\n" KERNEL
+              "{\n  float *p = (float *)&c[0];\n  p[1] = x[0];\n}\n", "__constant__ table 'c'");
+  refused(op, HEAD "__constant__ float c[WG];\n" KERNEL "{\n  *(float *)(c + 1) = x[0];\n}\n",
+          "__constant__ table 'c'");
+  passes(op, HEAD "__constant__ float c[WG];\n" KERNEL
+             "{\n  if (threadIdx.x < n) y[threadIdx.x] = c[threadIdx.x] + (x[0] && c[0]);\n}\n");
   kope_op_free(op);
 }
 
