@@ -232,7 +232,9 @@ kope_evaluator *kope_evaluator_new(const kope_op *op, const kope_eval_opts *opts
   ev->in.fd = ev->out_cand.fd = ev->out_ref.fd = ev->out_ven.fd = ev->out_base.fd = -1;
   ev->in.ro_fd = ev->out_cand.ro_fd = ev->out_ref.ro_fd = ev->out_ven.ro_fd = -1;
   ev->out_base.ro_fd = -1;
-  if (ev->o.timing && !ev->o.build_only) {
+  /* the hardware profile is the CPU's: no roofline (or its review flag)
+   * for GPU kernels until kope measures the GPU's peaks */
+  if (ev->o.timing && !ev->o.build_only && strcmp(ev->o.target, "cuda")) {
     kope_err_clear(&hwerr);
     ev->hw = kope_hw_get(ev->o.hw_cache, 0, &hwerr);   /* roofline is optional */
   }
