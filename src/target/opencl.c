@@ -15,7 +15,7 @@
  * The trusted C reference and the vendor baseline are built and run by
  * the cpu target: the judge is the same for every target.
  */
-#include <dlfcn.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,37 +37,37 @@ static const char *const ocl_files[] = {
   "kope_ocl_build.c", "expr.h", "expr.c", NULL
 };
 
-static char platform_desc[256];
-
-/* Number of OpenCL platforms through the ICD loader, loaded at run time so
- * kope itself does not depend on libOpenCL. -1 when there is no loader. */
-static int count_platforms(char *first, size_t size)
+/* Is an OpenCL ICD registered? The ICD loader reads OCL_ICD_FILENAMES,
+ * else the *.icd files of OCL_ICD_VENDORS (a directory or one file), else
+ * /etc/OpenCL/vendors. kope never loads OpenCL itself: the build helper
+ * and the workers do, and the helper reports a platform that is listed but
+ * does not work. */
+static int icd_registered(void)
 {
-  typedef int (*get_ids_fn)(unsigned, void **, unsigned *);
-  typedef int (*get_info_fn)(void *, unsigned, size_t, void *, size_t *);
-  void *h = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL), *ids[8];
-  get_ids_fn get_ids;
-  get_info_fn get_info;
-  unsigned n = 0;
+  const char *files = getenv("OCL_ICD_FILENAMES"), *v = getenv("OCL_ICD_VENDORS");
+  const char *dir = v && *v ? v : "/etc/OpenCL/vendors";
+  DIR *d;
+  struct dirent *e;
+  int n = 0;
 
-  first[0] = '\0';
-  if (!h)
-    return -1;
-  get_ids = (get_ids_fn)(size_t)dlsym(h, "clGetPlatformIDs");
-  get_info = (get_info_fn)(size_t)dlsym(h, "clGetPlatformInfo");
-  if (!get_ids || get_ids(8, ids, &n) != 0)
-    n = 0;
-  if (n && get_info)
-    get_info(ids[0], 0x0902 /* CL_PLATFORM_NAME */, size, first, NULL);
-  dlclose(h);
-  return (int)n;
+  if (files && *files)
+    return 1;
+  if (kope_is_file(dir))
+    return 1;
+  if (!(d = opendir(dir)))
+    return 0;
+  while ((e = readdir(d)) != NULL) {
+    size_t l = strlen(e->d_name);
+    n += l > 4 && !strcmp(e->d_name + l - 4, ".icd");
+  }
+  closedir(d);
+  return n > 0;
 }
 
 static int ocl_init(kope_target *t, kope_err *err)
 {
   FILE *p = popen(OCL_CC " --version 2>/dev/null", "r");
   char line[256] = "";
-  int n;
 
   if (!p || !fgets(line, sizeof line, p)) {
     if (p)
@@ -81,11 +81,10 @@ static int ocl_init(kope_target *t, kope_err *err)
    * builds, which the cpu target does, share its cache */
   snprintf(t->compiler, sizeof t->compiler, "%s", line);
   snprintf(t->default_flags, sizeof t->default_flags, "-cl-std=CL1.2");
-  n = count_platforms(platform_desc, sizeof platform_desc);
-  if (n <= 0)
-    return kope_err_set(err, KOPE_EENV, "target opencl: no OpenCL platform (%s; install an "
-                        "ICD such as pocl-opencl-icd, see scripts/setup.sh)",
-                        n < 0 ? "libOpenCL.so.1 not found" : "the ICD loader lists none");
+  if (!icd_registered())
+    return kope_err_set(err, KOPE_EENV, "target opencl: no OpenCL platform (no ICD in "
+                        "/etc/OpenCL/vendors or $OCL_ICD_VENDORS; install one such as "
+                        "pocl-opencl-icd, see scripts/setup.sh)");
   return KOPE_OK;
 }
 
@@ -370,14 +369,41 @@ static int build_only(const char *rt, const kope_build_req *req, char **log, dou
   return rc;
 }
 
-static char *diagnostics(const char *log, const char *dir)
+/* The build log with the runtime's temporary file name shown as
+ * kernel.cl and its "N errors generated." counts dropped. Caller frees. */
+static char *clean_log(const char *log)
 {
-  char *d = kope_trim_diagnostics(log, dir, 40);
+  kope_buf b;
+  const char *p = log ? log : "";
+
+  kope_buf_init(&b, 0);
+  while (*p) {
+    size_t n = strcspn(p, "\n");
+    const char *t = strstr(p, "pocl-cache/tempfile_"), *end;
+    int count = 0;
+    sscanf(p, "%*d %*[a-z] generated.%n", &count);
+    if (count > 0 && (size_t)count == n) {
+      /* a count line: dropped */
+    } else if (t && t < p + n && (end = strstr(t, ".cl")) && end < p + n) {
+      kope_buf_printf(&b, "%.*skernel.cl%.*s\n", (int)(t - p), p, (int)(p + n - end - 3),
+                      end + 3);
+    } else {
+      kope_buf_printf(&b, "%.*s\n", (int)n, p);
+    }
+    p += n + (p[n] == '\n');
+  }
+  return kope_buf_steal(&b);
+}
+
+static char *diagnostics(const char *raw, const char *dir)
+{
+  char *log = clean_log(raw), *d = kope_trim_diagnostics(log, dir, 40);
 
   if (!*d && log && *log) {
     free(d);
     d = kope_sprintf("error: %.2000s", log);
   }
+  free(log);
   return d;
 }
 
@@ -450,14 +476,43 @@ static void ocl_worker_env(kope_target *t, kope_build_role role, int threads, ko
   kope_env_add(env, "POCL_MAX_PTHREAD_COUNT=%d", threads > 0 ? threads : 1);
 }
 
+/* The helper's device list (caller frees), or NULL. */
+static char *device_list(kope_target *t)
+{
+  kope_err err;
+  char *rt, *helper, *log = NULL;
+  const char *argv[3];
+  kope_env env;
+  int code;
+
+  kope_err_clear(&err);
+  if (!(rt = runtime_dir(t, &err)))
+    return NULL;
+  helper = kope_path_join(rt, "kope-oclc");
+  argv[0] = helper;
+  argv[1] = "--list";
+  argv[2] = NULL;
+  kope_env_init(&env, NULL);
+  ocl_env(&env, NULL);
+  if (run(argv, NULL, &env, 60, &log, &code, NULL) != 1) {
+    free(log);
+    log = NULL;
+  }
+  kope_env_free(&env);
+  free(helper);
+  free(rt);
+  return log;
+}
+
 static char *ocl_describe(kope_target *t, const kope_hw *hw)
 {
   kope_buf b;
-  char *h = hw ? kope_hw_describe(hw) : NULL;
+  char *h = hw ? kope_hw_describe(hw) : NULL, *devs = device_list(t);
+  const char *want = getenv("KOPE_OCL_DEVICE") ? getenv("KOPE_OCL_DEVICE")
+                                               : getenv("KOPE_DEVICE");
 
-  (void)t;
   kope_buf_init(&b, 0);
-  kope_buf_printf(&b, "Target: opencl (platform: %s). A kernel is OpenCL C 1.2: exactly one "
+  kope_buf_printf(&b, "Target: opencl. A kernel is OpenCL C 1.2: exactly one "
                   "`__kernel void <op>(...)` with the operator's parameters in order (`in` "
                   "buffers `__global const T *`, `out` buffers `__global T *`, dims `long`, "
                   "params `float`/`double`/`int`/`long`); helper functions are allowed, no "
@@ -466,8 +521,11 @@ static char *ocl_describe(kope_target *t, const kope_hw *hw)
                   "expressions over dims, integer params and the file's knob macros; "
                   "`cdiv(a,b)`, `rup(a,b)`, `min`, `max`); the global size must be a multiple "
                   "of the local size. Knobs are `#define NAME VALUE  // @knob layer=L "
-                  "values=a,b \"text\"` lines.\n",
-                  platform_desc[0] ? platform_desc : "unknown");
+                  "values=a,b \"text\"` lines.\n");
+  kope_buf_printf(&b, "\nOpenCL devices (the kernel runs on %s%s):\n%s",
+                  want && *want ? "the one matching " : "the first",
+                  want && *want ? want : "", devs ? devs : "(could not be listed)\n");
+  free(devs);
   if (h)
     kope_buf_printf(&b, "\n%s\n", h);
   free(h);

@@ -15,6 +15,7 @@
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include "kope_child.h"
 
 #define KOPE_OCL_KERNEL_FILE "kernel.cl"
@@ -73,5 +74,8 @@ int kope_ocl_kernel(cl_program prog, const char *name, cl_kernel *kern, char *ms
 const char *kope_ocl_err(cl_int e);
 /* Number of platforms (0 when none or the ICD loader finds none). */
 int kope_ocl_nplatforms(void);
+/* Print every device, one line each ("0: platform / device (version, N
+ * compute units)"), in the order --device indexes them; returns the count. */
+int kope_ocl_list(FILE *f);
 
 #endif

@@ -5,10 +5,12 @@
  * log goes to stdout. Exit status: 0 built, 1 the compiler refused the
  * source, 2 the kernel is missing or has the wrong arity, 3 no usable
  * OpenCL platform or device (an environment problem, not the candidate's).
+ * `kope-oclc --list` prints the devices (kope_ocl_list), exit 3 when none.
  * Trusted host code, compiled by kope with gcc and linked with -lOpenCL.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "kope_ocl.h"
 
 static int check_kernel(cl_program prog, const char *name, cl_uint nargs)
@@ -53,8 +55,10 @@ int main(int argc, char **argv)
   char msg[512], *log = NULL;
   int rc;
 
+  if (argc == 2 && !strcmp(argv[1], "--list"))
+    return kope_ocl_list(stdout) > 0 ? 0 : 3;
   if (argc != 4) {
-    fprintf(stderr, "usage: kope-oclc FILE KERNEL NARGS\n");
+    fprintf(stderr, "usage: kope-oclc FILE KERNEL NARGS | kope-oclc --list\n");
     return 3;
   }
   if (kope_ocl_open(&d, msg, sizeof msg) != 0) {

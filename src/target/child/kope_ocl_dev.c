@@ -100,6 +100,33 @@ static int pick(kope_ocl_dev *d, const char *want, char *msg, size_t size)
   return -1;
 }
 
+int kope_ocl_list(FILE *f)
+{
+  cl_platform_id plats[16];
+  cl_uint np = 0, p;
+  int index = 0;
+
+  if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS)
+    return 0;
+  for (p = 0; p < np && p < 16; p++) {
+    cl_device_id devs[16];
+    cl_uint nd = 0, k;
+    char pname[128] = "";
+    clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
+    if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &nd) != CL_SUCCESS)
+      continue;
+    for (k = 0; k < nd && k < 16; k++, index++) {
+      char dname[120] = "", ver[64] = "";
+      cl_uint cus = 0;
+      clGetDeviceInfo(devs[k], CL_DEVICE_NAME, sizeof dname, dname, NULL);
+      clGetDeviceInfo(devs[k], CL_DEVICE_VERSION, sizeof ver, ver, NULL);
+      clGetDeviceInfo(devs[k], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
+      fprintf(f, "%d: %s / %s (%s, %u compute units)\n", index, pname, dname, ver, cus);
+    }
+  }
+  return index;
+}
+
 int kope_ocl_open(kope_ocl_dev *d, char *msg, size_t size)
 {
   const char *want = getenv("KOPE_OCL_DEVICE") ? getenv("KOPE_OCL_DEVICE")
