@@ -297,19 +297,20 @@ static char *spec_source(const kope_op *op, const kope_launch *l)
   return kope_buf_steal(&b);
 }
 
-/* Compile the spec and link dir/worker against the runtime in rt. */
+/* Compile the spec and link dir/worker against the runtime objects in rt.
+ * 1 linked, 0 the compiler failed, -1 it could not run (*log says why). */
 static int link_worker(const char *dir, const char *rt, const char *spec, char **log,
                        double *secs)
 {
-  char *p[6], *path = kope_path_join(dir, "kope_spec.c"), *inc = kope_sprintf("-I%s", rt);
+  static const char *const objs[] = {"kope_child.o", "kope_ocl_host.o", "kope_ocl_dev.o",
+                                     "expr.o"};
+  char *held[4], *path = kope_path_join(dir, "kope_spec.c"), *inc = kope_sprintf("-I%s", rt);
   const char *argv[20];
   int n = 0, code, rc;
+  size_t i;
   kope_err e;
 
-  p[0] = kope_path_join(rt, "kope_child.o");
-  p[1] = kope_path_join(rt, "kope_ocl_host.o");
-  p[2] = kope_path_join(rt, "kope_ocl_dev.o");
-  p[3] = kope_path_join(rt, "expr.o");
+  kope_err_clear(&e);
   rc = kope_file_write_atomic(path, spec, strlen(spec), &e);
   argv[n++] = OCL_CC;
   argv[n++] = "-std=gnu11";
@@ -318,16 +319,16 @@ static int link_worker(const char *dir, const char *rt, const char *spec, char *
   argv[n++] = "-o";
   argv[n++] = "worker";
   argv[n++] = "kope_spec.c";
-  for (code = 0; code < 4; code++)
-    argv[n++] = p[code];
+  for (i = 0; i < 4; i++)
+    argv[n++] = held[i] = kope_path_join(rt, objs[i]);
   argv[n++] = "-lOpenCL";
   argv[n++] = "-lm";
   argv[n] = NULL;
   rc = rc == KOPE_OK ? run(argv, dir, NULL, 120, log, &code, secs) : -1;
   if (rc < 0 && !*log)
     *log = kope_strdup(e.msg);
-  for (code = 0; code < 4; code++)
-    free(p[code]);
+  for (i = 0; i < 4; i++)
+    free(held[i]);
   free(path);
   free(inc);
   return rc;

@@ -9,8 +9,9 @@
  * PoCL's per-run cache, filled by the build-only helper) and runs one
  * warm-up launch, so the runtime has compiled and loaded everything before
  * the child runtime installs the seal. Each kernel call sets the
- * arguments, enqueues the one NDRange and waits for it (clFinish); its
- * profiled time adds to the CALL's device_ns.
+ * arguments and enqueues the one NDRange; a CALL's launches run in order
+ * and are all finished (clFinish) in kope_child_dev_done, before the
+ * runtime replies; their profiled times add up to the CALL's device_ns.
  *
  * Buffers: on a CPU device they are created over the shared regions
  * (CL_MEM_USE_HOST_PTR: no copy on PoCL; inputs read-only, so a write
@@ -26,6 +27,7 @@
 #include "kope_ocl.h"
 
 #define MAX_BUFS 256
+#define MAX_PEND 64   /* launches in flight before kope waits for them */
 
 typedef struct buf_ent {
   void *ptr;
@@ -42,6 +44,10 @@ static int nbufs;
 static size_t gsize[3], lsize[3], bytes[KOPE_CHILD_MAX_ARGS];
 static cl_uint work_dim;
 static uint64_t dev_ns;
+static cl_event pend[MAX_PEND];
+static int npend;
+
+static void settle(void);
 static char err_msg[112];
 
 static void set_err(const char *fmt, const char *a, const char *b)
@@ -179,6 +185,7 @@ int kope_child_dev_map(const kope_child_cmd *c, const unsigned char *in, unsigne
 
   if (!opened && open_device(msg, size) != 0)
     return -1;
+  settle();
   drop_bufs();
   if (geometry(c, msg, size) != 0)
     return -1;
@@ -196,6 +203,7 @@ int kope_child_dev_map(const kope_child_cmd *c, const unsigned char *in, unsigne
     a.fval[i] = c->fval[i];
   }
   kope_child_invoke(&a);
+  settle();
   warmed = 1;
   dev_ns = 0;
   if (err_msg[0]) {
@@ -208,6 +216,7 @@ int kope_child_dev_map(const kope_child_cmd *c, const unsigned char *in, unsigne
 
 int kope_child_dev_done(uint64_t *device_ns, char *msg, unsigned size)
 {
+  settle();
   *device_ns = dev_ns;
   dev_ns = 0;
   if (!err_msg[0])
@@ -259,11 +268,37 @@ static int set_args(const kope_child_args *v, cl_mem mems[])
   return e == CL_SUCCESS ? 0 : -1;
 }
 
+/* Wait for the launches in flight and add their profiled times. */
+static void settle(void)
+{
+  cl_ulong t0, t1;
+  cl_int st;
+  int i;
+
+  if (npend && clFinish(dev.queue) != CL_SUCCESS)
+    set_err("clFinish failed%s%s", "", "");
+  for (i = 0; i < npend; i++) {
+    t0 = t1 = 0;
+    if (clGetEventInfo(pend[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+            CL_SUCCESS && st < 0)
+      set_err("the kernel failed: %s%s", kope_ocl_err(st), "");
+    if (clGetEventProfilingInfo(pend[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
+            CL_SUCCESS &&
+        clGetEventProfilingInfo(pend[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
+            CL_SUCCESS && t1 > t0)
+      dev_ns += t1 - t0;
+    clReleaseEvent(pend[i]);
+  }
+  npend = 0;
+}
+
+/* One launch. On a CPU device launches are queued back to back (in order)
+ * and waited for at the end of the CALL (kope_child_dev_done) or every
+ * MAX_PEND launches; with copies, each launch is waited for and its
+ * outputs copied back. */
 void kope_child_invoke(const kope_child_args *v)
 {
   cl_mem mems[KOPE_CHILD_MAX_ARGS];
-  cl_event ev = NULL;
-  cl_ulong t0 = 0, t1 = 0;
   cl_int e;
   int i;
 
@@ -273,21 +308,15 @@ void kope_child_invoke(const kope_child_args *v)
     if (!gsize[i])
       return;   /* an empty NDRange: nothing to run */
   e = clEnqueueNDRangeKernel(dev.queue, kern, work_dim, NULL, gsize,
-                             kope_ocl_op.nlocal ? lsize : NULL, 0, NULL, &ev);
-  if (e == CL_SUCCESS)
-    e = clFinish(dev.queue);
+                             kope_ocl_op.nlocal ? lsize : NULL, 0, NULL, &pend[npend]);
   if (e != CL_SUCCESS) {
     set_err("clEnqueueNDRangeKernel: %s%s", kope_ocl_err(e),
             e == CL_INVALID_WORK_GROUP_SIZE ? " (the global size must be a multiple of the "
             "local size, which the device must support)" : "");
     return;
   }
-  if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
-          CL_SUCCESS &&
-      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
-          CL_SUCCESS && t1 > t0)
-    dev_ns += t1 - t0;
-  clReleaseEvent(ev);
+  if (++npend == MAX_PEND || !dev.is_cpu)
+    settle();
   for (i = 0; !dev.is_cpu && i < kope_ocl_op.nargs; i++)
     if (mems[i] && kope_ocl_op.arg[i].kind == KOPE_ARGK_OUT &&
         clEnqueueReadBuffer(dev.queue, mems[i], CL_TRUE, 0, bytes[i], v->ptr[i], 0, NULL,
