@@ -1,0 +1,65 @@
+/*
+ * matmul — CUDA seed kernel, shared-memory tiled GEMM.
+ *
+ * c[m x n] = a[m x k] * b[k x n], all row-major and densely packed, fp32
+ * (c overwritten). Each block computes one TILE x TILE tile of c: block
+ * (blockIdx.x, blockIdx.y) covers columns blockIdx.x * TILE ... and rows
+ * blockIdx.y * TILE ...; the grid is cdiv(n, TILE) x cdiv(m, TILE). The
+ * block walks k in steps of TILE: it stages a TILE x TILE tile of a and
+ * one of b in shared memory (coalesced loads, zeros outside the matrices),
+ * synchronizes, and every thread accumulates its outputs from shared
+ * memory. Thread (tx, ty) owns column tx of the tile and rows ty,
+ * ty + TILE/WPT, ..., so a warp reads one broadcast value of a and
+ * consecutive values of b (no bank conflicts).
+ *
+ * Knobs: TILE is the tile edge (and the k step); WPT is how many rows of
+ * the tile each thread computes (register blocking: the block has
+ * TILE * TILE / WPT threads and each b value loaded from shared memory
+ * feeds WPT multiply-adds). Accumulation is fp32 in k order within a
+ * tile. Every combination is correct to the spec's tolerance.
+ */
+#define TILE 32  // @knob layer=tiling values=8,16,32 "edge of the square tile of c per block, and the k step"
+#define WPT 4    // @knob layer=instruction values=1,2,4 "rows of the tile per thread (register blocking)"
+// @launch grid=cdiv(n, TILE),min(cdiv(m, TILE), 65535) block=TILE,TILE/WPT
+
+#define TY (TILE / WPT)
+
+__global__ void matmul(const float *__restrict__ a, const float *__restrict__ b, float *c,
+                       long long m, long long n, long long k)
+{
+    __shared__ float as[TILE][TILE];
+    __shared__ float bs[TILE][TILE];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const long long col = (long long)blockIdx.x * TILE + tx;
+
+    for (long long row0 = (long long)blockIdx.y * TILE; row0 < m; row0 += (long long)gridDim.y * TILE) {
+        float acc[WPT];
+#pragma unroll
+        for (int w = 0; w < WPT; w++)
+            acc[w] = 0.0f;
+        for (long long k0 = 0; k0 < k; k0 += TILE) {
+#pragma unroll
+            for (int w = 0; w < WPT; w++) {
+                const int r = ty + w * TY;
+                const long long ar = row0 + r, ak = k0 + tx, bk = k0 + r;
+                as[r][tx] = ar < m && ak < k ? __ldg(a + ar * k + ak) : 0.0f;
+                bs[r][tx] = bk < k && col < n ? __ldg(b + bk * n + col) : 0.0f;
+            }
+            __syncthreads();
+#pragma unroll
+            for (int kk = 0; kk < TILE; kk++) {
+                const float bv = bs[kk][tx];
+#pragma unroll
+                for (int w = 0; w < WPT; w++)
+                    acc[w] += as[ty + w * TY][kk] * bv;
+            }
+            __syncthreads();
+        }
+#pragma unroll
+        for (int w = 0; w < WPT; w++) {
+            const long long r = row0 + ty + w * TY;
+            if (r < m && col < n)
+                c[r * n + col] = acc[w];
+        }
+    }
+}
