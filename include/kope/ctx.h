@@ -131,6 +131,8 @@ typedef struct kope_ctx_item {
   /* experience (CASE, FIX, DIGEST, JOURNAL); strings "" when absent */
   int64_t case_id;
   char *op, *category, *layer, *thought_id, *verdict;
+  char *target;             /* the record's target ("" when unknown) */
+  int other_target;         /* 1: experience from another target (cold) */
   int label;                /* kope_mem_label; -1 when none */
   int correct;
   double speedup, step_ratio, d_score, confidence, rank;

@@ -92,6 +92,7 @@ kope_ctx_item *kope_ctx_push(kope_ctx *c, int tier, int kind, const char *title,
   it->layer = kope_strdup("");
   it->thought_id = kope_strdup("");
   it->verdict = kope_strdup("");
+  it->target = kope_strdup("");
   it->label = -1;
   it->tokens = kope_ctx_estimate(&c->b, it->title) + kope_ctx_estimate(&c->b, it->text) + 4;
   return it;
@@ -112,6 +113,7 @@ static void item_release(kope_ctx_item *it)
   free(it->layer);
   free(it->thought_id);
   free(it->verdict);
+  free(it->target);
 }
 
 /* Drop the last item (not admitted). */
@@ -227,6 +229,9 @@ static json_t *item_json(const kope_ctx_item *it, int with_text)
     json_object_set_new(j, "thought_id", json_string(it->thought_id));
     json_object_set_new(j, "layer", json_string(it->layer));
     json_object_set_new(j, "relevance", json_real(it->relevance));
+    json_object_set_new(j, "target", json_string(it->target));
+    if (it->other_target)
+      json_object_set_new(j, "other_target", json_true());
     if (it->kind == KOPE_CTX_DIGEST)
       json_object_set_new(j, "attempts", json_integer(it->attempts));
     else

@@ -4,7 +4,8 @@
  * latest feedback. Warm: graph-ranked Cases of this category on this
  * target (retrieval buckets them by label and orders by d(v)·c_v), fixes
  * for the latest error, digests of this category. Cold: knowledge cards
- * (the .md files under targets/<target>), Cases and digests of other categories. Passive:
+ * (the .md files under targets/<target>), Cases and digests of other categories,
+ * and this category's Cases from other targets (marked as such). Passive:
  * the session history (with full sources) and every record, in arrival
  * order.
  */
@@ -142,10 +143,15 @@ static void push_case(kope_ctx *c, int tier, int kind, const kope_mem_rec *r, do
   char title[160];
   kope_ctx_item *it;
 
-  snprintf(title, sizeof title, "%s #%lld (%s, %s)", kind == KOPE_CTX_FIX ? "Fix" : "Case",
+  int other = r->target && c->s->target && strcmp(r->target, c->s->target) != 0;
+
+  snprintf(title, sizeof title, "%s #%lld (%s, %s%s%s)", kind == KOPE_CTX_FIX ? "Fix" : "Case",
            (long long)r->case_id, r->op ? r->op : "?",
-           r->label >= 0 ? kope_mem_label_name(r->label) : r->verdict ? r->verdict : "");
+           r->label >= 0 ? kope_mem_label_name(r->label) : r->verdict ? r->verdict : "",
+           other ? ", on target " : "", other ? r->target : "");
   it = kope_ctx_push(c, tier, kind, title, r->summary);
+  kope_ctx_set(&it->target, r->target);
+  it->other_target = other;
   it->case_id = r->case_id ? r->case_id : r->id;
   kope_ctx_set(&it->op, r->op);
   kope_ctx_set(&it->category, category);
@@ -268,12 +274,45 @@ int kope_ctx_add_warm(kope_ctx *c, kope_db *db, kope_err *err)
   return add_digests(c, db, KOPE_TIER_WARM, 12, err);
 }
 
+/* Cold: this category's experience on other targets (the warm tier and
+ * the cold cases above hold this target's only). Another language and
+ * machine: the record says which target it comes from, and counts less. */
+static int add_other_targets(kope_ctx *c, kope_db *db, size_t k, kope_err *err)
+{
+  const kope_ctx_state *s = c->s;
+  kope_mem_state ms = {kope_op_name(s->op), kope_op_category(s->op), NULL, NULL,
+                       kope_op_description(s->op), NULL};
+  kope_mem_filter f = {0};
+  kope_mem_recs recs;
+  size_t i, added = 0;
+  int rc;
+
+  if (!s->target)
+    return KOPE_OK;
+  f.category = kope_op_category(s->op);
+  f.max_digests = -1;
+  kope_mem_recs_init(&recs);
+  rc = kope_mem_retrieve(db, &ms, &f, 4 * k, &recs, err);
+  for (i = 0; rc == KOPE_OK && i < recs.n && added < k; i++) {
+    const kope_mem_rec *r = &recs.v[i];
+    int same_op = r->op && !strcmp(r->op, kope_op_name(s->op));
+    if (r->kind != KOPE_MEM_REC_CASE || !r->target || !strcmp(r->target, s->target) ||
+        have_case(c, r->case_id ? r->case_id : r->id))
+      continue;
+    push_case(c, KOPE_TIER_COLD, KOPE_CTX_CASE, r, same_op ? 0.5 : 0.25, f.category);
+    added++;
+  }
+  kope_mem_recs_release(&recs);
+  return rc;
+}
+
 int kope_ctx_add_cold(kope_ctx *c, kope_db *db, kope_err *err)
 {
   int rc;
 
   if ((rc = kope_ctx_add_cards(c, err)) ||
-      (rc = add_cases(c, db, KOPE_TIER_COLD, NULL, KOPE_CTX_COLD_CASES, err)))
+      (rc = add_cases(c, db, KOPE_TIER_COLD, NULL, KOPE_CTX_COLD_CASES, err)) ||
+      (rc = add_other_targets(c, db, KOPE_CTX_COLD_CASES, err)))
     return rc;
   return add_digests(c, db, KOPE_TIER_COLD, 8, err);
 }

@@ -9,7 +9,9 @@
  *           thought id contributes value d(v) if it was correct (0 if
  *           not) with weight relevance·c_v; a digest contributes its
  *           median ratio times its success rate with weight
- *           relevance·min(attempts, 8)/2. prior_n = min(Σw, 6), prior_mean
+ *           relevance·min(attempts, 8)/2. Cases from another target
+ *           (cold tier; their knobs have other names) count for every
+ *           move of the same layer, with weight 0.3·relevance·c_v. prior_n = min(Σw, 6), prior_mean
  *           = Σw·v / Σw; with no records (memory off) the prior is
  *           neutral (mean 1, n 0);
  *   reward  of one of this session's attempts: the candidate's speedup
@@ -97,18 +99,24 @@ static void mark_tried(tuner *t, const char *src)
 
 /* ---- priors from the context ---- */
 
-static void prior_of(const kope_ctx *ctx, const char *thought, double *mean, double *n)
+static void prior_of(const kope_ctx *ctx, const char *thought, const char *layer, double *mean,
+                     double *n)
 {
   double sw = 0.0, swv = 0.0;
   size_t i;
 
   for (i = 0; i < kope_ctx_nitems(ctx); i++) {
     const kope_ctx_item *it = kope_ctx_item_at(ctx, i);
-    double w, v;
-    if (strcmp(it->thought_id, thought))
-      continue;
+    double w, v, scale = 1.0;
+    if (strcmp(it->thought_id, thought)) {
+      /* another target's knobs have other names: its Cases count, weakly,
+       * for every move of the same optimization layer */
+      if (!it->other_target || !*it->layer || strcmp(it->layer, layer))
+        continue;
+      scale = 0.3;
+    }
     if (it->kind == KOPE_CTX_CASE || it->kind == KOPE_CTX_FIX) {
-      w = it->relevance * (it->confidence > 0.1 ? it->confidence : 0.1);
+      w = scale * it->relevance * (it->confidence > 0.1 ? it->confidence : 0.1);
       v = it->correct ? it->d_score : 0.0;
     } else if (it->kind == KOPE_CTX_DIGEST && it->attempts > 0) {
       w = it->relevance * (it->attempts < 8 ? (double)it->attempts : 8.0) / 2.0;
@@ -162,7 +170,7 @@ static size_t list_moves(tuner *t, const kope_ctx *ctx, const kope_knob *k, size
       mv[n].k = &k[i];
       mv[n].value = k[i].values[v];
       mv[n].thought = kope_knob_thought_id(&k[i], k[i].values[v]);
-      prior_of(ctx, mv[n].thought, &mv[n].prior_mean, &mv[n].prior_n);
+      prior_of(ctx, mv[n].thought, k[i].layer, &mv[n].prior_mean, &mv[n].prior_n);
       mv[n].score = ucb(t, &mv[n]);
       n++;
     }

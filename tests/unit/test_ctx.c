@@ -28,6 +28,7 @@ typedef struct fx {
   kope_op *op;
   char *seed;
   kope_ctx_state s;
+  const char *case_target;   /* target of the Cases add_case inserts (NULL: cpu) */
 } fx;
 
 static int64_t add_case(fx *f, int64_t prev, const char *op, const char *cat, const char *layer,
@@ -41,7 +42,7 @@ static int64_t add_case(fx *f, int64_t prev, const char *op, const char *cat, co
   c.prev_case_id = prev;
   c.op = op;
   c.category = cat;
-  c.target = "cpu";
+  c.target = f->case_target ? f->case_target : "cpu";
   c.layer = layer;
   c.thought_id = thought;
   c.thought_title = thought;
@@ -259,6 +260,59 @@ static void test_tuner_priors(void **state)
   }
 }
 
+/* Experience from another target: never in the warm tier, in the cold
+ * tier marked with its target; the tuner counts it for every move of the
+ * same layer (the other target's knobs have other names). */
+static void test_other_targets(void **state)
+{
+  fx *f = *state;
+  kope_ctx_budget b;
+  kope_err err = {0};
+  kope_policy_opts po;
+  kope_policy *p;
+  kope_proposal prop;
+  kope_ctx *c;
+  size_t i, cold_other = 0;
+  int k;
+
+  f->case_target = "opencl";
+  for (k = 0; k < 4; k++) {
+    int64_t root = add_case(f, 0, "relu", "elementwise", "", "start.seed", 1, 1.0);
+    add_case(f, root, "relu", "elementwise", "vectorize", "vectorize.VW=8", 1, 3.0);
+  }
+  f->case_target = NULL;
+  add_case(f, 0, "sigmoid", "elementwise", "tiling", "tiling.block=65536", 1, 1.2);
+  kope_ctx_budget_init(&b);
+  c = kope_ctx_build(&f->s, f->db, KOPE_CTX_ACTIVE, &b, &err);
+  assert_non_null(c);
+  for (i = 0; i < kope_ctx_nitems(c); i++) {
+    const kope_ctx_item *it = kope_ctx_item_at(c, i);
+    if (it->kind != KOPE_CTX_CASE)
+      continue;
+    if (!strcmp(it->target, "opencl")) {
+      assert_int_equal(it->tier, KOPE_TIER_COLD);
+      assert_true(it->other_target);
+      assert_non_null(strstr(it->title, "on target opencl"));
+      assert_true(it->relevance <= 0.5);
+      cold_other++;
+    } else {
+      assert_string_equal(it->target, "cpu");
+      assert_false(it->other_target);
+    }
+  }
+  assert_true(cold_other >= 2);
+  kope_policy_opts_init(&po);
+  po.seed = 3;
+  p = kope_policy_new("tuner", &po, &err);
+  assert_non_null(p);
+  assert_int_equal(kope_policy_propose(p, c, &prop, &err), KOPE_OK);
+  assert_string_equal(prop.layer, "vectorize");
+  assert_non_null(strstr(prop.thought_id, "vectorize.vec="));
+  kope_proposal_release(&prop);
+  kope_policy_free(p);
+  kope_ctx_free(c);
+}
+
 /* Tuner and random search never propose the same configuration twice nor
  * the incumbent itself; the tuner ends with KOPE_EREJECT. */
 static void check_distinct(fx *f, const char *name, int limit)
@@ -318,6 +372,7 @@ int main(void)
     cmocka_unit_test(test_estimator),
     cmocka_unit_test_setup_teardown(test_tuner_priors, setup, teardown),
     cmocka_unit_test_setup_teardown(test_no_repeats, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_other_targets, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
