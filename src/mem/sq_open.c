@@ -37,6 +37,11 @@
 #include "mem/sq.h"
 
 #define SQ_CACHE_KIB 4000
+/* Dirty pages a transaction may hold before it writes some to the WAL
+ * early: a big transaction (an import, 500 Cases of the bulk path) keeps
+ * its pages in memory as with the former 32 MiB cache, and the cache
+ * shrinks back to SQ_CACHE_KIB when they are committed. */
+#define SQ_SPILL_PAGES 8000
 #define SQ_STR_(x) #x
 #define SQ_STR(x) SQ_STR_(x)
 
@@ -457,6 +462,7 @@ static int configure(sq *s, int flags, kope_err *err)
   if (rc == KOPE_OK)
     rc = sq_exec(s, "PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY; "
                     "PRAGMA cache_size=-" SQ_STR(SQ_CACHE_KIB) "; "
+                    "PRAGMA cache_spill=" SQ_STR(SQ_SPILL_PAGES) "; "
                     "PRAGMA mmap_size=268435456; PRAGMA wal_autocheckpoint=16000", err);
   return rc;
 }
