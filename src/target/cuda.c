@@ -88,7 +88,7 @@ static int cuda_init(kope_target *t, kope_err *err)
   if (!*last)
     return kope_err_set(err, KOPE_EENV, "target cuda: '%s --version' failed", nvcc_path);
   last[strcspn(last, "\n")] = '\0';
-  snprintf(t->compiler, sizeof t->compiler, "nvcc: %s", last);
+  snprintf(t->compiler, sizeof t->compiler, "nvcc: %.*s", (int)sizeof t->compiler - 7, last);
   snprintf(t->default_flags, sizeof t->default_flags, "-O3 " CUDA_STD);
   return KOPE_OK;
 }
