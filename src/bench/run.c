@@ -12,6 +12,7 @@
 #include <string.h>
 #include "kope/agent.h"
 #include "kope/op.h"
+#include "kope/target.h"
 #include "bench/bench_int.h"
 
 typedef struct bench {
@@ -314,6 +315,21 @@ static void run_sessions(bench *b)
 
 /* ---- final re-measurement ---- */
 
+/* The seed kernel of the bench's target (seed.cl for opencl, seed.cu for
+ * cuda, the spec's seed for cpu). Caller frees. */
+static char *target_seed(const bench *b, const kope_op *op)
+{
+  kope_err e;
+  kope_target *t;
+  char *path;
+
+  kope_err_clear(&e);
+  t = kope_target_open(b->o->target ? b->o->target : "cpu", &e);
+  path = kope_op_seed_path_for(op, t ? kope_target_source_ext(t) : NULL);
+  kope_target_free(t);
+  return path;
+}
+
 static json_t *final_kernels(const bench *b, const char *op, const char *seed_path, int *base)
 {
   json_t *k = json_array(), *run;
@@ -340,6 +356,7 @@ static void final_one(bench *b, const char *opname, json_t *finals)
   kope_err e;
   kope_op *op;
   json_t *ks, *entry = json_pack("{s:s, s:[]}", "op", opname, "kernels");
+  char *seed;
   int base;
 
   kope_err_clear(&e);
@@ -348,7 +365,9 @@ static void final_one(bench *b, const char *opname, json_t *finals)
     json_array_append_new(finals, entry);
     return;
   }
-  ks = final_kernels(b, opname, kope_op_seed_path(op), &base);
+  seed = target_seed(b, op);
+  ks = final_kernels(b, opname, seed, &base);
+  free(seed);
   say(b, "final re-measurement: %s, %zu kernels side by side", opname, json_array_size(ks));
   if (kope_bench_final_op(b->o, opname, ks, base, json_object_get(entry, "kernels"), &e) != KOPE_OK) {
     json_object_set_new(entry, "error", json_string(e.msg));
