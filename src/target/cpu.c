@@ -66,34 +66,10 @@ static void add_flags(const char **argv, int *n, int max, const char *flags, cha
 static int run_cc(const char **argv, const char *cwd, double timeout, char **log,
                   double *secs)
 {
-  kope_proc_opts o;
-  kope_proc_result r;
-  kope_err e;
-  int rc;
+  kope_tool_run t = {argv, cwd, NULL, timeout, 120, 4096, 256L << 20, "compiler",
+                     " (memory or CPU limit)"};
 
-  memset(&o, 0, sizeof o);
-  o.argv = argv;
-  o.cwd = cwd;
-  o.timeout_s = timeout > 0 ? timeout : 120;
-  o.limits.cpu_s = o.timeout_s;
-  o.limits.mem_mb = 4096;
-  o.limits.fsize_bytes = 256L << 20;
-  o.capture_limit = 256 * 1024;
-  kope_err_clear(&e);
-  if (kope_proc_run(&o, &r, &e) != KOPE_OK) {
-    *log = kope_strdup(e.msg);
-    return -1;
-  }
-  if (r.timed_out)
-    kope_buf_printf(&r.out, "error: compiler killed after %.0f s (time limit)\n", o.timeout_s);
-  else if (r.signo)
-    kope_buf_printf(&r.out, "error: compiler killed by signal %d (memory or CPU limit)\n",
-                    r.signo);
-  rc = r.exited && r.exit_code == 0 ? 1 : 0;
-  if (secs)
-    *secs += r.wall_s;
-  *log = kope_buf_steal(&r.out);
-  return rc;
+  return kope_target_run_tool(&t, log, NULL, secs);
 }
 
 /* Compile source text to an object: cwd/name.c -> cwd/name.o. */

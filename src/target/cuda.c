@@ -134,30 +134,9 @@ static void add_flags(const char **argv, int *n, int max, const char *flags, cha
 /* Run a tool in cwd; 1 succeeded, 0 failed (log says why), -1 could not run. */
 static int run_tool(const char **argv, const char *cwd, double timeout, char **log, double *secs)
 {
-  kope_proc_opts o;
-  kope_proc_result r;
-  kope_err e;
+  kope_tool_run t = {argv, cwd, NULL, timeout, 180, 0, 512L << 20, "compiler", NULL};
 
-  memset(&o, 0, sizeof o);
-  o.argv = argv;
-  o.cwd = cwd;
-  o.timeout_s = timeout > 0 ? timeout : 180;
-  o.limits.cpu_s = o.timeout_s;
-  o.limits.fsize_bytes = 512L << 20;
-  o.capture_limit = 256 * 1024;
-  kope_err_clear(&e);
-  if (kope_proc_run(&o, &r, &e) != KOPE_OK) {
-    *log = kope_strdup(e.msg);
-    return -1;
-  }
-  if (r.timed_out)
-    kope_buf_printf(&r.out, "error: compiler killed after %.0f s (time limit)\n", o.timeout_s);
-  else if (r.signo)
-    kope_buf_printf(&r.out, "error: compiler killed by signal %d\n", r.signo);
-  if (secs)
-    *secs += r.wall_s;
-  *log = kope_buf_steal(&r.out);
-  return r.exited && r.exit_code == 0 && !r.timed_out ? 1 : 0;
+  return kope_target_run_tool(&t, log, NULL, secs);
 }
 
 static int write_text(const char *dir, const char *name, const char *text, kope_err *err)

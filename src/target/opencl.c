@@ -93,34 +93,9 @@ static int ocl_init(kope_target *t, kope_err *err)
 static int run(const char **argv, const char *cwd, const kope_env *env, double timeout,
                char **log, int *code, double *secs)
 {
-  kope_proc_opts o;
-  kope_proc_result r;
-  kope_err e;
+  kope_tool_run t = {argv, cwd, env, timeout, 120, 8192, 256L << 20, "build", NULL};
 
-  memset(&o, 0, sizeof o);
-  o.argv = argv;
-  o.cwd = cwd;
-  o.envp = env ? (const char *const *)env->vars : NULL;
-  o.timeout_s = timeout > 0 ? timeout : 120;
-  o.limits.cpu_s = o.timeout_s;
-  o.limits.mem_mb = 8192;
-  o.limits.fsize_bytes = 256L << 20;
-  o.capture_limit = 256 * 1024;
-  kope_err_clear(&e);
-  *code = -1;
-  if (kope_proc_run(&o, &r, &e) != KOPE_OK) {
-    *log = kope_strdup(e.msg);
-    return -1;
-  }
-  if (r.timed_out)
-    kope_buf_printf(&r.out, "error: build killed after %.0f s (time limit)\n", o.timeout_s);
-  else if (r.signo)
-    kope_buf_printf(&r.out, "error: build killed by signal %d\n", r.signo);
-  if (secs)
-    *secs += r.wall_s;
-  *code = r.exited ? r.exit_code : -1;
-  *log = kope_buf_steal(&r.out);
-  return r.exited && r.exit_code == 0;
+  return kope_target_run_tool(&t, log, code, secs);
 }
 
 /* Write the embedded sources and headers into dir. */

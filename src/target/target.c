@@ -57,6 +57,42 @@ void kope_target_free(kope_target *t)
   free(t);
 }
 
+int kope_target_run_tool(const kope_tool_run *t, char **log, int *code, double *secs)
+{
+  kope_proc_opts o;
+  kope_proc_result r;
+  kope_err e;
+
+  memset(&o, 0, sizeof o);
+  o.argv = t->argv;
+  o.cwd = t->cwd;
+  o.envp = t->env ? (const char *const *)t->env->vars : NULL;
+  o.timeout_s = t->timeout_s > 0 ? t->timeout_s : t->default_s;
+  o.limits.cpu_s = o.timeout_s;
+  o.limits.mem_mb = t->mem_mb;
+  o.limits.fsize_bytes = t->fsize_bytes;
+  o.capture_limit = 256 * 1024;
+  kope_err_clear(&e);
+  if (code)
+    *code = -1;
+  if (kope_proc_run(&o, &r, &e) != KOPE_OK) {
+    *log = kope_strdup(e.msg);
+    return -1;
+  }
+  if (r.timed_out)
+    kope_buf_printf(&r.out, "error: %s killed after %.0f s (time limit)\n", t->what,
+                    o.timeout_s);
+  else if (r.signo)
+    kope_buf_printf(&r.out, "error: %s killed by signal %d%s\n", t->what, r.signo,
+                    t->signal_hint ? t->signal_hint : "");
+  if (secs)
+    *secs += r.wall_s;
+  if (code)
+    *code = r.exited ? r.exit_code : -1;
+  *log = kope_buf_steal(&r.out);
+  return r.exited && r.exit_code == 0 && !r.timed_out;
+}
+
 const char *kope_target_name(const kope_target *t) { return t->vt->name; }
 const char *kope_target_language(const kope_target *t) { return t->vt->language; }
 const char *kope_target_source_ext(const kope_target *t) { return t->vt->ext; }

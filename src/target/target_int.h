@@ -51,6 +51,25 @@ struct kope_target {
 };
 
 void kope_build_out_release(kope_build_out *o);
+
+/* A toolchain run (compiler, linker, build helper) with limits. */
+typedef struct kope_tool_run {
+  const char *const *argv;
+  const char *cwd;
+  const kope_env *env;      /* NULL: kope's clean environment */
+  double timeout_s;         /* wall and CPU limit; <= 0: default_s */
+  double default_s;
+  long mem_mb;              /* address-space limit; 0: none */
+  long fsize_bytes;         /* largest file it may write */
+  const char *what;         /* "compiler", "build": names it in the kill line */
+  const char *signal_hint;  /* appended to the killed-by-signal line, "" or NULL */
+} kope_tool_run;
+
+/* Run a tool; 1 it exited 0, 0 it failed (the log says why, with a line
+ * when it was killed), -1 it could not run (the log holds the error).
+ * *log gets the output (caller frees); *code, when not NULL, the exit
+ * status or -1; *secs, when not NULL, grows by the wall time. */
+int kope_target_run_tool(const kope_tool_run *t, char **log, int *code, double *secs);
 /* Trim compiler output for a prompt: drop the work directory from paths,
  * keep error/warning lines with their context, de-duplicate, cap at
  * max_lines. Caller frees. */
