@@ -89,6 +89,27 @@ const char *kope_op_vendor_lib(const kope_op *op, size_t i);
  * NULL when the name is not one kope links (openblas, dnnl, m). */
 const char *kope_op_lib_flag(const char *lib);
 
+#define KOPE_OP_VENDOR_MAX_LIBS 4
+
+/* A vendor baseline as one target builds it: source path, display name and
+ * library names (all owned by the op). */
+typedef struct kope_op_vendor {
+  const char *path;
+  const char *name;
+  size_t nlibs;
+  const char *libs[KOPE_OP_VENDOR_MAX_LIBS];
+} kope_op_vendor;
+
+/* The vendor baseline written for a target's language, or NULL when the
+ * operator has none for it: "cpu" -> the spec's "vendor" (C), "cuda" ->
+ * "vendor_cuda" (CUDA C++ host code calling cuBLAS/cuDNN); any other
+ * target -> NULL (the opencl target borrows the C baseline, see eval.c). */
+const kope_op_vendor *kope_op_vendor_for(const kope_op *op, const char *target);
+/* Linker flag for a library of a target's vendor baseline: cpu as
+ * kope_op_lib_flag; cuda: "cublas" -> "-lcublas", "cudnn" -> "-lcudnn".
+ * NULL for a name that target does not link. */
+const char *kope_op_vendor_lib_flag(const char *target, const char *lib);
+
 /* The C prototype, e.g. "void relu(const float *x, float *y, int64_t n);".
  * Caller frees. */
 char *kope_op_prototype(const kope_op *op);

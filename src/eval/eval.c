@@ -172,24 +172,46 @@ static void set_limits(kope_evaluator *ev)
   ev->lim.nofile = 64;
 }
 
-/* The vendor baseline (vendor.c, built by the cpu target). Not for cuda:
- * a CPU library is no bar for a GPU kernel, and CUDA vendor files
- * (cuBLAS/cuDNN) are not wired into the spec yet. */
-static int vendor_for_target(const kope_evaluator *ev)
+/* The vendor baseline this target times, NULL for none: cpu its "vendor"
+ * (C); cuda its "vendor_cuda" (cuBLAS/cuDNN host code built by the cuda
+ * target; a CPU library is no bar for a GPU kernel, so no C fallback);
+ * opencl the C "vendor", built and run by the cpu target as before. */
+static const char *vendor_for_target(const kope_evaluator *ev)
 {
-  return kope_op_vendor_path(ev->op) != NULL && strcmp(kope_target_name(ev->t), "cuda");
+  const char *t = kope_target_name(ev->t);
+  const kope_op_vendor *v = kope_op_vendor_for(ev->op, t);
+
+  if (v)
+    return v->path;
+  return strcmp(t, "cuda") ? kope_op_vendor_path(ev->op) : NULL;
+}
+
+/* Build-only: the cuda target's own vendor baseline is built too (kope's
+ * nvcc vendor build is checked without a GPU); nothing runs. */
+static int build_only_vendor(kope_evaluator *ev, kope_err *err)
+{
+  const char *path = vendor_for_target(ev);
+
+  if (!path || strcmp(kope_target_name(ev->t), "cuda"))
+    return KOPE_OK;
+  progress(ev, "building vendor baseline");
+  return build_trusted(ev, KOPE_BUILD_VENDOR, path, &ev->ven, err);
 }
 
 static int prepare(kope_evaluator *ev, kope_err *err)
 {
+  const char *vendor;
   int rc;
 
   if (!(ev->t = kope_target_open(ev->o.target, err)))
     return err->code;
   if ((rc = kope_target_check_flags(ev->t, ev->o.cflags, err)))
     return rc;
-  if (ev->o.build_only)   /* gate and compile only: no device, nothing runs */
-    return (ev->root = make_root(err)) ? KOPE_OK : err->code;
+  if (ev->o.build_only) {  /* gate and compile only: no device, nothing runs */
+    if (!(ev->root = make_root(err)))
+      return err->code;
+    return build_only_vendor(ev, err);
+  }
   if ((rc = kope_target_check_device(ev->t, err)) ||
       (rc = prepare_layouts(ev, err)) || (rc = prepare_regions(ev, err)))
     return rc;
@@ -199,10 +221,11 @@ static int prepare(kope_evaluator *ev, kope_err *err)
   progress(ev, "building reference");
   if ((rc = build_trusted(ev, KOPE_BUILD_REFERENCE, kope_op_reference_path(ev->op), &ev->ref, err)))
     return rc;
-  ev->has_vendor = vendor_for_target(ev);
+  vendor = vendor_for_target(ev);
+  ev->has_vendor = vendor != NULL;
   if (ev->has_vendor) {
     progress(ev, "building vendor baseline");
-    if ((rc = build_trusted(ev, KOPE_BUILD_VENDOR, kope_op_vendor_path(ev->op), &ev->ven, err)) ||
+    if ((rc = build_trusted(ev, KOPE_BUILD_VENDOR, vendor, &ev->ven, err)) ||
         (rc = start_worker(ev, &ev->venw, ev->ven.exe, "vendor", KOPE_BUILD_VENDOR,
                            &ev->out_ven, err)))
       return rc;

@@ -27,7 +27,11 @@ kope_report *kope_report_new(const kope_evaluator *ev)
   r->ncases = ev->ncases;
   r->has_vendor = ev->has_vendor;
   r->has_base = ev->has_base && ev->o.timing;
-  r->vendor_name = kope_strdup(ev->has_vendor ? kope_op_vendor_name(ev->op) : "");
+  {
+    /* the target's own baseline (cuda: vendor_cuda), else the C one */
+    const kope_op_vendor *v = kope_op_vendor_for(ev->op, kope_target_name(ev->t));
+    r->vendor_name = kope_strdup(!ev->has_vendor ? "" : v ? v->name : kope_op_vendor_name(ev->op));
+  }
   r->seeds = ev->o.seeds;
   r->eval_seed = ev->o.seed ? ev->o.seed : kope_rng_os_seed();
   return r;

@@ -23,6 +23,8 @@ struct kope_op {
   const char *reference_path, *seed_path, *vendor_path, *vendor_name;
   const char *libs[KOPE_OP_MAX_LIBS];
   size_t nlibs;
+  kope_op_vendor vendor_cpu;      /* "vendor" again, as kope_op_vendor_for shows it */
+  kope_op_vendor vendor_cuda;     /* "vendor_cuda"; path NULL when absent */
   char *strs[KOPE_OP_MAX_STRS];   /* every string the op owns */
   size_t nstrs;
 };

@@ -268,7 +268,7 @@ static const char *const arg_keys[] = {"name", "role", "dtype", "shape", "dist",
                                        "default", "description", NULL};
 static const char *const top_keys[] = {"name", "category", "level", "description", "args",
                                        "cases", "tolerance", "flops", "bytes", "reference",
-                                       "seed", "vendor", "notes", NULL};
+                                       "seed", "vendor", "vendor_cuda", "notes", NULL};
 
 static int parse_arg(kope_op *op, json_t *j, size_t i, kope_err *err)
 {
@@ -500,34 +500,85 @@ static int parse_file_field(kope_op *op, json_t *root, const char *key, const ch
   return KOPE_OK;
 }
 
-static int parse_vendor(kope_op *op, json_t *root, kope_err *err)
+/* Library names a target's vendor baseline may link, as the error lists them. */
+static const char *vendor_lib_names(const char *target)
 {
-  json_t *v = json_object_get(root, "vendor"), *libs, *l;
+  return !strcmp(target, "cuda") ? "cublas, cudnn" : "openblas, dnnl, m";
+}
+
+const char *kope_op_vendor_lib_flag(const char *target, const char *lib)
+{
+  if (!target || !lib)
+    return NULL;
+  if (!strcmp(target, "cpu"))
+    return kope_op_lib_flag(lib);
+  if (strcmp(target, "cuda"))
+    return NULL;
+  return !strcmp(lib, "cublas") ? "-lcublas" : !strcmp(lib, "cudnn") ? "-lcudnn" : NULL;
+}
+
+const kope_op_vendor *kope_op_vendor_for(const kope_op *op, const char *target)
+{
+  const kope_op_vendor *v = NULL;
+
+  if (target && !strcmp(target, "cpu"))
+    v = &op->vendor_cpu;
+  else if (target && !strcmp(target, "cuda"))
+    v = &op->vendor_cuda;
+  return v && v->path ? v : NULL;
+}
+
+/* One vendor object, `KEY: {source, libs, name}`, for target (its library
+ * names and its default file, dflt). Absent or null: out stays empty. */
+static int parse_vendor_obj(kope_op *op, json_t *root, const char *key, const char *target,
+                            const char *dflt, kope_op_vendor *out, kope_err *err)
+{
+  json_t *v = json_object_get(root, key), *libs, *l;
+  char f[64];
   size_t i;
   int rc;
 
   if (!v || json_is_null(v))
     return KOPE_OK;
   if (!json_is_object(v))
-    return bad(op, err, "vendor", "expected an object {source, libs, name}");
-  if ((rc = parse_file_field(op, v, "source", "vendor.source", "vendor.c", &op->vendor_path,
-                              err)))
+    return bad(op, err, key, "expected an object {source, libs, name}");
+  snprintf(f, sizeof f, "%s.source", key);
+  if ((rc = parse_file_field(op, v, "source", f, dflt, &out->path, err)))
     return rc;
-  if ((rc = get_str(op, v, "name", "vendor.name", &op->vendor_name, 0, err)))
+  snprintf(f, sizeof f, "%s.name", key);
+  if ((rc = get_str(op, v, "name", f, &out->name, 0, err)))
     return rc;
   libs = json_object_get(v, "libs");
+  snprintf(f, sizeof f, "%s.libs", key);
   if (libs && !json_is_array(libs))
-    return bad(op, err, "vendor.libs", "expected a list of library names");
+    return bad(op, err, f, "expected a list of library names");
   json_array_foreach(libs, i, l) {
-    char f[48];
-    snprintf(f, sizeof f, "vendor.libs[%zu]", i);
-    if (!json_is_string(l) || !kope_op_lib_flag(json_string_value(l)))
-      return bad(op, err, f, "expected one of openblas, dnnl, m");
-    if (op->nlibs < KOPE_OP_MAX_LIBS)
-      op->libs[op->nlibs++] = own(op, json_string_value(l));
+    snprintf(f, sizeof f, "%s.libs[%zu]", key, i);
+    if (!json_is_string(l) || !kope_op_vendor_lib_flag(target, json_string_value(l)))
+      return bad(op, err, f, "expected one of %s", vendor_lib_names(target));
+    if (out->nlibs < KOPE_OP_VENDOR_MAX_LIBS)
+      out->libs[out->nlibs++] = own(op, json_string_value(l));
   }
-  if (!op->vendor_name)
-    op->vendor_name = own(op, op->nlibs ? op->libs[0] : "vendor");
+  if (!out->name)
+    out->name = own(op, out->nlibs ? out->libs[0] : "vendor");
+  return KOPE_OK;
+}
+
+/* "vendor" (C, the cpu target's; also kept in the older fields) and
+ * "vendor_cuda" (CUDA host code). */
+static int parse_vendor(kope_op *op, json_t *root, kope_err *err)
+{
+  size_t i;
+  int rc;
+
+  if ((rc = parse_vendor_obj(op, root, "vendor", "cpu", "vendor.c", &op->vendor_cpu, err)) ||
+      (rc = parse_vendor_obj(op, root, "vendor_cuda", "cuda", "vendor.cu", &op->vendor_cuda,
+                             err)))
+    return rc;
+  op->vendor_path = op->vendor_cpu.path;
+  op->vendor_name = op->vendor_cpu.name;
+  for (i = 0; i < op->vendor_cpu.nlibs && i < KOPE_OP_MAX_LIBS; i++)
+    op->libs[op->nlibs++] = op->vendor_cpu.libs[i];
   return KOPE_OK;
 }
 

@@ -16,5 +16,10 @@ char *kope_cuda_kernel_decl(const kope_op *op);
  * text, which ends with `#line 1 "kernel.cu"`. Caller frees; NULL with err
  * set (KOPE_EINPUT, "launch: ...") when the launch line is invalid. */
 char *kope_cuda_shim_source(const kope_op *op, const char *candidate, kope_err *err);
+/* The host shim of a vendor baseline (vendor_cuda): the same device
+ * hooks, copies, L2 flush and event timing as a candidate's, around one
+ * call of the baseline's host function `extern "C" <C prototype>` with
+ * device pointers. A translation unit of its own. Caller frees. */
+char *kope_cuda_vendor_shim_source(const kope_op *op);
 
 #endif
