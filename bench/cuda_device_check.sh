@@ -5,10 +5,14 @@
 # Runs, keeping every stdout/stderr/exit status in OUTDIR:
 #   1. nvidia-smi and the device probe (kope eval ... --target cuda)
 #   2. kope hw --json
-#   3. kope ops check --target cuda --build-only --json (every seed.cu builds)
-#   4. kope ops check --target cuda --json (every seed.cu correct and timed)
+#   3. kope ops check --target cuda --build-only --json (every seed.cu and
+#      vendor_cuda baseline builds)
+#   4. kope ops check --target cuda --json (every seed.cu correct and timed,
+#      every vendor_cuda baseline, cuBLAS/cuDNN, correct)
 #   5. kope eval relu seed.cu --target cuda --json (one full report, device_ns
-#      path) and the CUDA hack corpus kernels that only run-time checks catch
+#      path); matmul (cuBLAS) and softmax (cuDNN) seeds timed against their
+#      vendor baselines (speedup_vendor); and the CUDA hack corpus kernels
+#      that only run-time checks catch
 #   6. kope bench --target cuda --ops relu,softmax,matmul --budget-evals 4
 # Exits 2 with a clear message when there is no usable GPU, else the number
 # of failed steps (0: all passed). Sandbox traps (kope-sandbox: forbidden
@@ -62,6 +66,10 @@ step ops_build 0 -- "$KOPE" ops check --ops-dir "$ROOT/ops" --target cuda --buil
 step ops_check 0 -- "$KOPE" ops check --ops-dir "$ROOT/ops" --target cuda --json
 step eval_relu 0 -- "$KOPE" eval relu "$ROOT/ops/relu/seed.cu" --ops-dir "$ROOT/ops" \
   --target cuda --json --keep
+for op in matmul softmax; do
+  step "eval_${op}_vendor" 0 -- "$KOPE" eval "$op" "$ROOT/ops/$op/seed.cu" --ops-dir "$ROOT/ops" \
+    --target cuda --json
+done
 # run-time defenses: these pass the gate and must be rejected when run
 step hack_oob 1 -- "$KOPE" eval relu "$ROOT/tests/kernels/hack_cuda/oob_write.cu" \
   --ops-dir "$ROOT/ops" --target cuda --json --no-timing

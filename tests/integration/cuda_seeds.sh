@@ -7,11 +7,17 @@
 # last listed value (knob combinations must compile too). Each seed declares
 # knobs from at least two layers. A seed with a syntax error must come back
 # compile_error (the build really compiles). Every ops/*/vendor.cu (trusted
-# host code calling cuBLAS or cuDNN; kope has no CUDA vendor build yet) is
-# compiled by nvcc into a shared library linked with its library, which
-# must export the operator's C symbol.
+# host code calling cuBLAS or cuDNN) is compiled by nvcc into a shared
+# library linked with its library, warnings as errors, which must export
+# the operator's C symbol; every one is named by its op.json as
+# "vendor_cuda", and kope itself builds each into a vendor worker
+# (`kope ops check --target cuda --build-only`: vendor "built", linked with
+# -lcublas / -lcudnn, exporting the operator). A temporary copy of matvec
+# with a broken vendor.cu, and one whose function has another signature
+# than the operator's prototype, must fail the check naming that file.
 # Under the sanitizers (KOPE_SANITIZED=1) only relu, softmax and matmul
-# are built. nvcc missing: the test fails, unless KOPE_NO_CUDA=1 (skip).
+# are built (and matmul's vendor through kope). nvcc missing: the test
+# fails, unless KOPE_NO_CUDA=1 (skip).
 . "$(dirname "$0")/../lib.sh"
 OPS="$KOPE_SRC/ops"
 mkdir -p "$T/tmpdir" "$T/var"
@@ -125,5 +131,61 @@ if [ "${KOPE_SANITIZED:-0}" != 1 ]; then
   done
   if [ "$nven" -ge 4 ]; then ok "$nven CUDA vendor baselines build"; else
     not_ok "only $nven CUDA vendor baselines build"; fi
+fi
+
+# 5. kope's own CUDA vendor build: every vendor.cu is the op's vendor_cuda
+# and `kope ops check --target cuda --build-only` builds it.
+if [ "${KOPE_SANITIZED:-0}" = 1 ]; then VOPS=(matmul); else
+  VOPS=()
+  for f in "$OPS"/*/vendor.cu; do [ -e "$f" ] && VOPS+=("$(basename "$(dirname "$f")")"); done
+fi
+"$KOPE" ops --ops-dir "$OPS" --json >"$T/out" 2>"$T/err"
+for op in "${VOPS[@]}"; do
+  expect_eq "$op op.json names vendor.cu as vendor_cuda" \
+    "$(json_get "[o['vendor_cuda'] for o in d['operators'] if o['name'] == '$op']")" "[True]"
+done
+KOPE_CUDA_ARCH=90 "$KOPE" ops check "${VOPS[@]}" --ops-dir "$OPS" --target cuda --build-only \
+  --json >"$T/out" 2>"$T/err"
+rc=$?
+expect_eq "kope ops check --target cuda --build-only of ${#VOPS[@]} vendor operators exits 0" "$rc" 0
+[ "$rc" = 0 ] || sed 's/^/    /' "$T/err" | tail -8
+for op in "${VOPS[@]}"; do
+  expect_eq "$op: kope builds the CUDA vendor baseline" \
+    "$(json_get "[r['vendor_verdict'] for r in d['operators'] if r['name'] == '$op']" 2>/dev/null)" \
+    "['built']"
+done
+# the cached vendor workers: linked with their library, exporting the operator
+for op in "${VOPS[@]}"; do
+  w=$(ls -d "$KOPE_HOME"/cache/build/"$op"-cuvendor-*/worker 2>/dev/null | head -1)
+  lib=$(python3 -c "import json; print(json.load(open('$OPS/$op/op.json'))['vendor_cuda']['libs'][0])")
+  if [ -n "$w" ] && nm "$w" | grep -Eq " T $op\$" && ldd "$w" | grep -q "lib$lib"; then
+    ok "$op vendor worker exports $op and links lib$lib"
+  else
+    not_ok "$op vendor worker (${w:-missing}) does not export $op or link lib$lib"
+  fi
+done
+
+# 6. A broken vendor.cu (temporary copy of matvec) fails the check, naming
+# the file; so does a vendor function with another signature.
+mkdir -p "$T/ops"
+cp -r "$OPS/matvec" "$T/ops/"
+sed -i 's/cublasSgemv(/cublasSgemv_undeclared(/' "$T/ops/matvec/vendor.cu"
+if grep -q cublasSgemv_undeclared "$T/ops/matvec/vendor.cu"; then
+  expect_exit 2 "a broken vendor.cu fails kope ops check --build-only" -- \
+    env KOPE_CUDA_ARCH=90 "$KOPE" ops check matvec --ops-dir "$T/ops" --target cuda --build-only
+  expect_match "the error names the broken vendor.cu" "$T/err" \
+    "$T/ops/matvec/vendor.cu: the vendor baseline of operator matvec does not build"
+  expect_match "the error carries nvcc's message" "$T/err" 'cublasSgemv_undeclared.*undefined'
+else
+  not_ok "could not break matvec's vendor.cu (file changed?)"
+fi
+cp "$OPS/matvec/vendor.cu" "$T/ops/matvec/vendor.cu"
+sed -i 's/int64_t m, int64_t k)/int64_t m, int k)/' "$T/ops/matvec/vendor.cu"
+if cmp -s "$OPS/matvec/vendor.cu" "$T/ops/matvec/vendor.cu"; then
+  not_ok "could not change matvec's vendor signature (file changed?)"
+else
+  expect_exit 2 "a vendor function with another signature fails the build" -- \
+    env KOPE_CUDA_ARCH=90 "$KOPE" ops check matvec --ops-dir "$T/ops" --target cuda --build-only
+  expect_match "the signature error names vendor.cu" "$T/err" "vendor.cu.*error"
 fi
 finish
