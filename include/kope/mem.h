@@ -42,7 +42,7 @@ extern "C" {
 typedef struct kope_db kope_db;
 
 /* The schema version this library writes (kept in PRAGMA user_version). */
-#define KOPE_DB_SCHEMA_VERSION 3
+#define KOPE_DB_SCHEMA_VERSION 4
 
 /* ---- opening ---------------------------------------------------------- */
 
@@ -153,7 +153,11 @@ typedef struct kope_mem_case {
   const char *op;           /* required */
   const char *category;     /* operator category, e.g. "reduction" */
   const char *target;       /* e.g. "cpu" */
-  const char *hw;           /* hardware fingerprint */
+  const char *hw;           /* hardware fingerprint (the host CPU's) */
+  /* The device the kernel ran on, as its target names it (cpu: the CPU
+   * model; opencl: "platform / device"; cuda: "GPU name (sm_XY)"); "" =
+   * unknown (older Cases, stored as NULL). Input and read back alike. */
+  char device[256];
   const char *scene;        /* input scene, e.g. "rows=4096 cols=1024" */
   const char *layer;        /* parallel, tiling, vectorize, memory, ... */
   const char *thought_id;   /* e.g. "parallel.outer=on" */

@@ -46,6 +46,13 @@ int kope_target_check_flags(const kope_target *t, const char *flags, kope_err *e
  * (cuda: "no CUDA device (cudaGetDeviceCount: ...)"). The cpu target can
  * always run. Building needs no device (see kope_eval_opts.build_only). */
 int kope_target_check_device(kope_target *t, kope_err *err);
+/* The device kernels of this target run on, after the device check:
+ * cpu the CPU model ("AMD EPYC 7B13"), opencl "platform / device" as the
+ * OpenCL runtime names the device kope picks (KOPE_OCL_DEVICE or
+ * KOPE_DEVICE, else the first), cuda "GPU name (sm_XY)" of the device
+ * used. NULL when there is none (cuda without a GPU) or it cannot be
+ * found. Asked once per handle; owned by t. */
+const char *kope_target_device(kope_target *t);
 /* Markdown description of the target for a prompt (hw may be NULL). Caller
  * frees. */
 char *kope_target_describe(const kope_target *t, const kope_hw *hw);

@@ -77,6 +77,9 @@ static void case_fields(const agent *a, const attempt *at, kope_mem_case *c)
   c->category = kope_op_category(a->op);
   c->target = kope_target_name(a->t);
   c->hw = a->hw ? kope_hw_fingerprint(a->hw) : NULL;
+  /* the device the kernel ran on (asked of the target once) */
+  snprintf(c->device, sizeof c->device, "%s",
+           kope_target_device(a->t) ? kope_target_device(a->t) : "");
   c->scene = a->scene;
   c->layer = at->p.layer;
   c->thought_id = at->p.thought_id;

@@ -151,6 +151,7 @@ static json_t *case_json(jx *x, const kope_mem_case *c)
   json_object_set_new(o, "category", jstr(c->category));
   json_object_set_new(o, "target", jstr(c->target));
   json_object_set_new(o, "hw", jstr(c->hw));
+  json_object_set_new(o, "device", jstr(c->device[0] ? c->device : NULL));
   json_object_set_new(o, "scene", jstr(c->scene));
   json_object_set_new(o, "verdict", jstr(c->verdict));
   json_object_set_new(o, "correct", json_boolean(c->correct));
@@ -526,6 +527,7 @@ static int md_row_full(const kope_mem_case *c, void *ctx)
   fprintf(out, "| %lld | %s | %s | %lld |", (long long)c->id, prev, ses, (long long)c->step);
   md_cell(out, c->op, 60);
   md_cell(out, c->target, 40);
+  md_cell(out, c->device[0] ? c->device : "-", 80);
   md_cell(out, c->verdict, 20);
   fprintf(out, " %s | %s | %.4f | %s | %.4f | %.2f |", c->correct ? "yes" : "no", sp,
           c->step_ratio, kope_mem_label_name(c->label), c->d_score, c->confidence);
@@ -542,9 +544,9 @@ static int export_md(kope_db *db, FILE *out, const kope_mem_filter *f, kope_err 
   int rc;
 
   fprintf(out, "# kope memory export\n\nStore `%s` (uid %s, schema %d).\n\n## Cases\n\n"
-          "| case | prev | session | step | op | target | verdict | correct | speedup | "
-          "step ratio | label | d | confidence | layer | thought | title |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+          "| case | prev | session | step | op | target | device | verdict | correct | "
+          "speedup | step ratio | label | d | confidence | layer | thought | title |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
           kope_db_path(db), kope_db_uuid(db), kope_db_schema_version(db));
   rc = kope_mem_case_each(db, f, flags, md_row_full, out, err);
   if (rc == KOPE_OK) {
@@ -583,6 +585,11 @@ static int dot_node(const kope_mem_case *c, void *ctx)
   dot_escape(out, c->op, 60);
   fputc('@', out);
   dot_escape(out, c->target ? c->target : "?", 40);
+  if (c->device[0]) {
+    fputs(" (", out);
+    dot_escape(out, c->device, 40);
+    fputc(')', out);
+  }
   fprintf(out, " session %lld step %lld\\n", (long long)c->session_id, (long long)c->step);
   dot_escape(out, c->layer ? c->layer : "-", 20);
   fputs(" / ", out);

@@ -151,6 +151,8 @@ static int case_fields(imp *m, json_t *o, kope_mem_case *c, size_t i)
   c->category = jget_str(o, "category");
   c->target = jget_str(o, "target");
   c->hw = jget_str(o, "hw");
+  snprintf(c->device, sizeof c->device, "%s",
+           jget_str(o, "device") ? jget_str(o, "device") : "");
   c->scene = jget_str(o, "scene");
   c->layer = jget_str(t, "layer");
   c->thought_id = jget_str(t, "id");

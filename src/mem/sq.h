@@ -51,7 +51,7 @@ enum sq_stmt_id {
   "c.correct, c.speedup, c.speedup_vendor, c.confidence, c.tokens_in, "           \
   "c.tokens_out, c.eval_seconds, c.harness, c.created, s.step_ratio, s.label, "   \
   "s.d_score, s.rank, s.n_succ, c.err_sig, c.origin_db, c.origin_id, "            \
-  "c.import_id, i.source_path"
+  "c.import_id, i.source_path, c.device"
 #define SQ_CASE_FROM                                                              \
   " FROM cases c JOIN case_scores s ON s.id = c.id"                               \
   " LEFT JOIN imports i ON i.id = c.import_id"
@@ -141,6 +141,10 @@ int sq_migrate(sq *s, kope_err *err);
 int sq_migrate_to(sq *s, int target, kope_err *err);
 /* Create a new file at schema version 1 (for the migration test). */
 int kope_sq_create_v1(const char *path, kope_err *err);
+/* Create a file at schema version v (1 <= v <= KOPE_DB_SCHEMA_VERSION),
+ * or bring an existing older one up to v with the real migrations (tests
+ * build old files). */
+int kope_sq_create_at(const char *path, int v, kope_err *err);
 /* SQL functions the schema uses (kope_err_sig). */
 int sq_register_functions(sq *s, kope_err *err);
 

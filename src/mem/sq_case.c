@@ -235,6 +235,7 @@ static void bind_case(sqlite3_stmt *st, const kope_mem_case *c, const char h[3][
   sq_bind_real(st, 24, c->eval_seconds);
   sq_bind_text(st, 25, c->harness);
   sqlite3_bind_double(st, 26, c->created > 0 ? c->created : mem_wall_now());
+  sq_bind_text(st, 31, c->device[0] ? c->device : NULL);
 }
 
 int sq_case_put(void *impl, const kope_mem_case *c, const mem_node *score,
@@ -273,6 +274,13 @@ static void col_hash(sqlite3_stmt *st, int i, char out[65])
   const unsigned char *t = sqlite3_column_text(st, i);
 
   snprintf(out, 65, "%s", t ? (const char *)t : "");
+}
+
+static void col_device(sqlite3_stmt *st, int i, char out[256])
+{
+  const unsigned char *t = sqlite3_column_text(st, i);
+
+  snprintf(out, 256, "%s", t ? (const char *)t : "");
 }
 
 static char *origin_text(sqlite3_stmt *st)
@@ -330,6 +338,7 @@ void sq_read_case(sq *s, sqlite3_stmt *st, kope_mem_case *c)
   else
     c->uid = mem_uid(s->uuid, c->id);
   c->origin = origin_text(st);
+  col_device(st, 37, c->device);
 }
 
 static int load_code(sq *s, kope_mem_case *c, kope_err *err)

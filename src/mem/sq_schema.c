@@ -26,6 +26,9 @@
  *       with a thought: a thought-id filter read the (label, rank_ix, ...)
  *       index until enough of its rows matched, about 1 in 70 (3 ms per
  *       query at 100,000 Cases); now it seeks to the thought.
+ *   v4  cases.device: the device a Case ran on as its target names it
+ *       (CPU model, OpenCL "platform / device", GPU name), next to hw (the
+ *       host CPU's fingerprint); NULL for Cases recorded before.
  *
  * All migrations of one open run in a single write transaction that
  * re-reads the version after taking the lock, so two processes opening
@@ -166,6 +169,9 @@ static const char schema_v3[] =
   "CREATE INDEX scores_thought_rank ON case_scores(thought_id, label, rank_ix, target)"
   " WHERE thought_id IS NOT NULL;";
 
+static const char schema_v4[] =
+  "ALTER TABLE cases ADD COLUMN device TEXT;";
+
 /* kope_err_sig(verdict, correct, speedup, feedback): the error signature
  * of a failed Case, NULL for a successful one. */
 static void fn_err_sig(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -272,7 +278,10 @@ int sq_migrate_to(sq *s, int target, kope_err *err)
   if ((rc = read_version(s, &v, err)) != KOPE_OK)
     goto out;
   while (rc == KOPE_OK && v < target) {
-    rc = v == 0 ? step_v1(s, err) : v == 1 ? step_v2(s, err) : sq_exec(s, schema_v3, err);
+    rc = v == 0   ? step_v1(s, err)
+         : v == 1 ? step_v2(s, err)
+         : v == 2 ? sq_exec(s, schema_v3, err)
+                  : sq_exec(s, schema_v4, err);
     v++;
   }
   snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v);
@@ -295,6 +304,11 @@ int sq_migrate(sq *s, kope_err *err)
 
 int kope_sq_create_v1(const char *path, kope_err *err)
 {
+  return kope_sq_create_at(path, 1, err);
+}
+
+int kope_sq_create_at(const char *path, int version, kope_err *err)
+{
   sq s;
   int rc, i;
 
@@ -309,7 +323,7 @@ int kope_sq_create_v1(const char *path, kope_err *err)
   if (rc == KOPE_OK)
     rc = sq_register_functions(&s, err);
   if (rc == KOPE_OK)
-    rc = sq_migrate_to(&s, 1, err);
+    rc = sq_migrate_to(&s, version, err);
 out:
   for (i = 0; i < SQ_COUNT; i++)
     sqlite3_finalize(s.st[i]);

@@ -367,7 +367,20 @@ static char *cpu_describe(kope_target *t, const kope_hw *hw)
   return kope_buf_steal(&b);
 }
 
+/* The CPU model, as the hardware profile reads it (detection only). */
+static int cpu_device(kope_target *t, char *buf, size_t size, kope_err *err)
+{
+  kope_hw *hw = kope_hw_detect(err);
+
+  (void)t;
+  if (!hw)
+    return err->code;
+  snprintf(buf, size, "%s", kope_hw_cpu_model(hw));
+  kope_hw_free(hw);
+  return KOPE_OK;
+}
+
 const kope_target_vt kope_target_cpu = {
   "cpu", "C (OpenMP, SIMD intrinsics)", ".c", cpu_allowed, cpu_init, cpu_build,
-  cpu_worker_env, cpu_describe
+  cpu_worker_env, cpu_describe, cpu_device
 };

@@ -511,9 +511,15 @@ static char *cuda_describe(kope_target *t, const kope_hw *hw)
   return s;
 }
 
+/* The GPU kernels run on: the device probe's "NAME (sm_XY)". */
+static int cuda_device(kope_target *t, char *buf, size_t size, kope_err *err)
+{
+  return kope_cuda_device_check(t, buf, size, err);
+}
+
 const kope_target_vt kope_target_cuda = {
   "cuda", "CUDA C++", ".cu", cuda_allowed, cuda_init, cuda_build, cuda_worker_env,
-  cuda_describe
+  cuda_describe, cuda_device
 };
 
 /* ---- the device probe ---- */

@@ -13,8 +13,11 @@
  * compiler error is a compile_error with the log, and fills the run's own
  * PoCL cache (POCL_CACHE_DIR inside the work directory).
  * The trusted C reference and the vendor baseline are built and run by
- * the cpu target: the judge is the same for every target.
+ * the cpu target: the judge is the same for every target. The device a
+ * run uses (kope_target_device) is read from the helper's device list,
+ * picked as the workers pick it.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -508,7 +511,64 @@ static char *ocl_describe(kope_target *t, const kope_hw *hw)
   return kope_buf_steal(&b);
 }
 
+/* Where the "(version, N compute units)" of a device list line starts:
+ * the first " (" after the platform that opens "OpenCL..." or an empty
+ * version (a name may hold "(R)" or "(TM)"). NULL when there is none. */
+static const char *ocl_line_tail(const char *line)
+{
+  const char *p = strstr(line, " / ");
+
+  while (p && (p = strstr(p + 1, " (")))
+    if (!strncmp(p + 2, "OpenCL", 6) || p[2] == ',')
+      return p;
+  return NULL;
+}
+
+/* Does the device list line "N: platform / device (version, ...)" name
+ * the device want picks, as the workers pick it (kope_ocl_dev.c): an
+ * index, else a case-insensitive substring of "platform / device", else
+ * the first? name gets "platform / device". */
+static int ocl_line_matches(const char *line, const char *want, char *name, size_t size)
+{
+  const char *colon = strstr(line, ": "), *end = ocl_line_tail(line);
+  size_t n, i, k, wl = strlen(want);
+
+  if (!colon || !end || end < colon)
+    return 0;
+  n = (size_t)(end - colon - 2);
+  snprintf(name, size, "%.*s", (int)n, colon + 2);
+  if (!*want)
+    return 1;
+  if (strspn(want, "0123456789") == wl)
+    return atoi(want) == atoi(line);
+  for (i = 0; i + wl <= n; i++) {
+    for (k = 0; k < wl && tolower((unsigned char)name[i + k]) ==
+                             tolower((unsigned char)want[k]); k++)
+      ;
+    if (k == wl)
+      return 1;
+  }
+  return 0;
+}
+
+static int ocl_device(kope_target *t, char *buf, size_t size, kope_err *err)
+{
+  const char *want = getenv("KOPE_OCL_DEVICE") ? getenv("KOPE_OCL_DEVICE")
+                                               : getenv("KOPE_DEVICE");
+  char *devs = device_list(t), *line, *save = NULL;
+  int found = 0;
+
+  for (line = devs ? strtok_r(devs, "\n", &save) : NULL; line && !found;
+       line = strtok_r(NULL, "\n", &save))
+    found = ocl_line_matches(line, want ? want : "", buf, size);
+  free(devs);
+  if (!found)
+    return kope_err_set(err, KOPE_EENV, "target opencl: no OpenCL device%s%s",
+                        want && *want ? " matches " : "", want && *want ? want : "");
+  return KOPE_OK;
+}
+
 const kope_target_vt kope_target_opencl = {
   "opencl", "OpenCL C 1.2", ".cl", ocl_allowed, ocl_init, ocl_build, ocl_worker_env,
-  ocl_describe
+  ocl_describe, ocl_device
 };

@@ -104,6 +104,19 @@ int kope_target_check_device(kope_target *t, kope_err *err)
   return t->vt == &kope_target_cuda ? kope_cuda_device_check(t, NULL, 0, err) : KOPE_OK;
 }
 
+const char *kope_target_device(kope_target *t)
+{
+  kope_err err;
+
+  if (!t->device_state) {
+    kope_err_clear(&err);
+    t->device[0] = '\0';
+    t->device_state = t->vt->device(t, t->device, sizeof t->device, &err) == KOPE_OK &&
+                      t->device[0] ? 1 : -1;
+  }
+  return t->device_state > 0 ? t->device : NULL;
+}
+
 char *kope_target_describe(const kope_target *t, const kope_hw *hw)
 {
   return t->vt->describe((kope_target *)t, hw);

@@ -41,6 +41,9 @@ typedef struct kope_target_vt {
   /* Environment for a worker of this role. */
   void (*worker_env)(kope_target *t, kope_build_role role, int threads, kope_env *env);
   char *(*describe)(kope_target *t, const kope_hw *hw);
+  /* The device kernels run on, as the target names it, into buf:
+   * KOPE_OK, or KOPE_EENV when there is none (cuda without a GPU). */
+  int (*device)(kope_target *t, char *buf, size_t size, kope_err *err);
 } kope_target_vt;
 
 struct kope_target {
@@ -48,6 +51,8 @@ struct kope_target {
   char compiler[256];
   char default_flags[128];
   char *cache_dir;          /* <kope_home>/cache */
+  char device[256];         /* kope_target_device, once found */
+  int device_state;         /* 0 not asked yet, 1 found, -1 none */
 };
 
 void kope_build_out_release(kope_build_out *o);

@@ -201,6 +201,8 @@ static json_t *case_json(const kope_mem_case *c, int full)
                         c->confidence, "thought", "layer", jstr(c->layer), "id",
                         jstr(c->thought_id), "title", jstr(c->thought_title));
 
+  if (o)
+    json_object_set_new(o, "device", jstr(c->device[0] ? c->device : NULL));
   if (!full || !o)
     return o;
   json_object_set_new(o, "uid", jstr(c->uid));
@@ -395,6 +397,8 @@ static void show_text(const kope_mem_case *c, int code)
   printf("  uid %s, session %lld, prev %lld, hw %s, scene %s\n", c->uid,
          (long long)c->session_id, (long long)c->prev_case_id, c->hw ? c->hw : "-",
          c->scene ? c->scene : "-");
+  printf("  target %s, device %s\n", c->target ? c->target : "-",
+         c->device[0] ? c->device : "-");
   printf("  thought: layer %s, id %s, title %s\n", c->layer ? c->layer : "-",
          c->thought_id ? c->thought_id : "-", c->thought_title ? c->thought_title : "-");
   if (c->rationale)

@@ -10,7 +10,9 @@
 # an unknown --device and a machine without platforms are environment
 # errors (exit 3); `kope optimize relu --target opencl --budget-evals 4`
 # exits 0 with a correct best kernel and its Cases recorded for target
-# opencl. No OpenCL platform: the test fails, unless KOPE_NO_OPENCL=1.
+# opencl, each with the device it ran on ("platform / device", the same for
+# all, shown by kope memory show and export). No OpenCL platform: the test
+# fails, unless KOPE_NO_OPENCL=1.
 . "$(dirname "$0")/../lib.sh"
 K="$KOPE_SRC/tests/kernels/opencl"
 OPS="$KOPE_SRC/ops"
@@ -74,5 +76,22 @@ expect_eq "Cases carry target opencl" \
   "$(sqlite3 "$T/o.db" "select count(*) from cases where target = 'opencl'")" \
   "$(sqlite3 "$T/o.db" "select count(*) from cases")"
 expect_eq "Cases recorded" "$(sqlite3 "$T/o.db" "select count(*) > 0 from cases")" 1
+expect_eq "every Case has a device" \
+  "$(sqlite3 "$T/o.db" "select count(*) from cases where coalesce(device, '') = ''")" 0
+expect_eq "one device for the run" \
+  "$(sqlite3 "$T/o.db" "select count(distinct device) from cases")" 1
+DEV=$(sqlite3 "$T/o.db" "select device from cases limit 1")
+echo "# device: $DEV"
+if [[ "$DEV" == *" / "* ]]; then ok "device is 'platform / device'"; else
+  not_ok "device '$DEV' is not 'platform / device'"; fi
+expect_exit 0 "memory show --json" -- "$KOPE" memory show 1 --db "$T/o.db" --json
+expect_eq "memory show carries the device" "$(json_get "d['case']['device']" 2>/dev/null)" "$DEV"
+expect_exit 0 "memory show (text)" -- "$KOPE" memory show 1 --db "$T/o.db"
+expect_match "memory show prints target and device" "$T/out" "target opencl, device "
+expect_exit 0 "memory export --format json" -- "$KOPE" memory export --db "$T/o.db" \
+  --format json --out "$T/o.json"
+expect_eq "the export carries every Case's device" \
+  "$(python3 -c "import json; d=json.load(open('$T/o.json')); print(sorted(set(c['device'] for c in d['cases'])) == ['$DEV'])")" \
+  True
 verdict "$T/best.cl" 0 correct "all 9 cases correct"
 finish

@@ -3,7 +3,9 @@
  * forest (a root, leaves, a failed Case and its successor, a node whose
  * score changes as successors arrive), labels at the exact thresholds,
  * lineage, validation errors, the retrieval bucket ordering by d * c,
- * migration from a version-1 file, refusing foreign/corrupt/newer files
+ * migration from a version-1 and a version-3 file, the device of a Case
+ * through store, export (json, md, dot) and import, refusing
+ * foreign/corrupt/newer files
  * without touching them, unwritable paths, and gc keeping the graph.
  * Every test uses a real SQLite file in its own mkdtemp directory.
  */
@@ -382,6 +384,158 @@ static void test_migrate_from_v1(void **state)
   free(path);
 }
 
+/* A version-3 file (made by the real migrations 0 -> 3 over v1 rows)
+ * keeps every Case when opened; v4 adds cases.device, NULL for them. */
+static void test_migrate_from_v3(void **state)
+{
+  fx *f = *state;
+  char *path = kope_path_join(f->dir, "v3.db");
+  kope_err err = {0};
+  kope_mem_case c;
+  kope_db *db;
+  int64_t i, id;
+
+  assert_int_equal(kope_sq_create_at(path, 1, &err), KOPE_OK);
+  raw_exec(path,
+           "INSERT INTO cases(id, step, prev_id, op, target, hw, thought_id, verdict, correct,"
+           " speedup, confidence, created) VALUES"
+           " (1, 0, NULL, 'relu', 'cpu', 'fp-a', 'baseline', 'correct', 1, 1.0, 1, 1),"
+           " (2, 1, 1, 'relu', 'opencl', 'fp-a', 'tiling.tile=64', 'correct', 1, 1.5, 1, 2),"
+           " (3, 2, 2, 'relu', 'cuda', 'fp-b', 'memory.vec=4', 'crash', 0, NULL, 1, 3);");
+  assert_int_equal(kope_sq_create_at(path, 3, &err), KOPE_OK);   /* 1 -> 3 */
+  {
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 3);
+    sqlite3_finalize(st);
+    /* a v3 file has no device column yet */
+    assert_int_not_equal(sqlite3_prepare_v2(h, "SELECT device FROM cases", -1, &st, NULL),
+                         SQLITE_OK);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+  }
+  db = kope_db_open(path, 0, &err);
+  if (!db)
+    fail_msg("%s", err.msg);
+  assert_int_equal(kope_db_schema_version(db), 4);
+  for (i = 1; i <= 3; i++) {
+    c = get(db, i);
+    assert_string_equal(c.op, "relu");
+    assert_string_equal(c.device, "");   /* NULL: recorded before v4 */
+    kope_mem_case_release(&c);
+  }
+  c = get(db, 2);
+  assert_string_equal(c.target, "opencl");
+  assert_string_equal(c.hw, "fp-a");
+  kope_mem_case_release(&c);
+  expect_score(db, 2, 1.5, KOPE_LABEL_EFFECTIVE, 0.5 * 1.5 + 0.35 * 0.0);
+  kope_mem_case_init(&c);
+  c.prev_case_id = 2;
+  c.op = "relu";
+  c.target = "cuda";
+  snprintf(c.device, sizeof c.device, "NVIDIA H200 (sm_90)");
+  c.verdict = "correct";
+  c.correct = 1;
+  c.speedup = 2.0;
+  assert_int_equal(kope_mem_case_insert(db, &c, &id, &err), KOPE_OK);
+  assert_int_equal(id, 4);
+  c = get(db, id);
+  assert_string_equal(c.device, "NVIDIA H200 (sm_90)");
+  kope_mem_case_release(&c);
+  check_ok(db);
+  kope_db_close(db);
+  free(path);
+}
+
+/* Export path to a file and return its text (caller frees). */
+static char *export_text(kope_db *db, const char *path, int format)
+{
+  kope_err err = {0};
+  FILE *out = fopen(path, "w");
+  char *text;
+
+  assert_non_null(out);
+  assert_int_equal(kope_mem_export(db, out, format, NULL, 0, &err), KOPE_OK);
+  fclose(out);
+  text = kope_file_read(path, NULL, &err);
+  assert_non_null(text);
+  return text;
+}
+
+/* A Case's device is stored, read back, exported (json, md, dot) and
+ * imported into another store; a Case without one stays without. */
+static void test_device_roundtrip(void **state)
+{
+  fx *f = *state;
+  char *json = kope_path_join(f->dir, "x.json"), *md = kope_path_join(f->dir, "x.md");
+  char *dot = kope_path_join(f->dir, "x.dot"), *other = kope_path_join(f->dir, "o.db");
+  const char *dev = "Portable Computing Language / cpu-haswell-AMD EPYC 7B13 64-Core";
+  kope_mem_import_stats st;
+  kope_err err = {0};
+  kope_mem_case c;
+  kope_db *db2;
+  int64_t a, b, i, n;
+  char *text;
+
+  kope_mem_case_init(&c);
+  c.op = "relu";
+  c.target = "opencl";
+  snprintf(c.device, sizeof c.device, "%s", dev);
+  c.verdict = "correct";
+  c.correct = 1;
+  c.speedup = 1.0;
+  assert_int_equal(kope_mem_case_insert(f->db, &c, &a, &err), KOPE_OK);
+  kope_mem_case_init(&c);
+  c.op = "relu";
+  c.target = "cpu";
+  c.prev_case_id = a;
+  c.verdict = "compile_error";
+  assert_int_equal(kope_mem_case_insert(f->db, &c, &b, &err), KOPE_OK);
+  c = get(f->db, a);
+  assert_string_equal(c.device, dev);
+  kope_mem_case_release(&c);
+  c = get(f->db, b);
+  assert_string_equal(c.device, "");
+  kope_mem_case_release(&c);
+
+  text = export_text(f->db, json, KOPE_MEM_FMT_JSON);
+  assert_non_null(strstr(text, "\"device\":\"Portable Computing Language / cpu-haswell"));
+  assert_non_null(strstr(text, "\"device\":null"));
+  free(text);
+  text = export_text(f->db, md, KOPE_MEM_FMT_MD);
+  assert_non_null(strstr(text, "| target | device |"));
+  assert_non_null(strstr(text, "| opencl | Portable Computing Language / cpu-haswell"));
+  free(text);
+  text = export_text(f->db, dot, KOPE_MEM_FMT_DOT);
+  assert_non_null(strstr(text, "relu@opencl (Portable Computing Language"));
+  free(text);
+
+  db2 = kope_db_open(other, 0, &err);
+  assert_non_null(db2);
+  assert_int_equal(kope_mem_import(db2, json, &st, &err), KOPE_OK);
+  assert_int_equal(st.cases_new, 2);
+  for (n = 0, i = 1; i <= 2; i++) {
+    c = get(db2, i);
+    if (!strcmp(c.target, "opencl")) {
+      assert_string_equal(c.device, dev);
+      n++;
+    } else {
+      assert_string_equal(c.device, "");
+    }
+    kope_mem_case_release(&c);
+  }
+  assert_int_equal(n, 1);
+  check_ok(db2);
+  kope_db_close(db2);
+  free(json);
+  free(md);
+  free(dot);
+  free(other);
+}
+
 /* ---- refusing files ------------------------------------------------------------ */
 
 static void hash_file(const char *path, char out[65])
@@ -529,6 +683,8 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_deep_lineage_walk, setup, teardown),
     cmocka_unit_test_setup_teardown(test_damaged_lineage, setup, teardown),
     cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_migrate_from_v3, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_device_roundtrip, setup, teardown),
     cmocka_unit_test_setup_teardown(test_refuse_bad_files, setup, teardown),
     cmocka_unit_test_setup_teardown(test_corrupt_file, setup, teardown),
     cmocka_unit_test_setup_teardown(test_gc_keeps_graph, setup, teardown),
