@@ -30,8 +30,10 @@ extern "C" {
 /* Version of the judging rules; recorded with every result so results of
  * an older harness can be found and re-evaluated. kope-eval-2: static
  * gate, sandbox layers, rotating timed buffers, FP-state and repeat-call
- * checks, review flags (docs/security.md). */
-#define KOPE_HARNESS_VERSION "kope-eval-2"
+ * checks, review flags (docs/security.md). kope-eval-3: on the cpu target
+ * each worker's OpenMP threads are pinned one per CPU before timing
+ * (docs/evaluator.md, "Thread placement"). */
+#define KOPE_HARNESS_VERSION "kope-eval-3"
 
 typedef enum kope_verdict {
   KOPE_CORRECT = 0,
@@ -60,6 +62,8 @@ typedef struct kope_eval_opts {
   int keep_workdir;        /* keep candidate work directories */
   int parallel_builds;     /* compile jobs at once; 0 = online CPUs */
   int no_gate;             /* skip the static gate (only to test the sandbox) */
+  int no_vendor;           /* neither build nor time the vendor baseline (kope bench's
+                            * search: its final re-measurement times the vendor) */
   int build_only;          /* gate and compile only: no reference, no device, nothing
                             * runs; an admitted kernel keeps the verdict correct with
                             * the reason "built" (see kope_report_reason) */

@@ -341,6 +341,8 @@ static void cpu_worker_env(kope_target *t, kope_build_role role, int threads, ko
   kope_env_add(env, "OMP_NUM_THREADS=%d", role == KOPE_BUILD_REFERENCE ? 1 : threads);
   kope_env_add(env, "OPENBLAS_NUM_THREADS=%d", threads);
   kope_env_add(env, "OMP_PROC_BIND=false");
+  /* the runtime pins its pool, one thread per CPU (kope_child.c) */
+  kope_env_add(env, "KOPE_PIN_THREADS=1");
   /* Idle workers must not spin on the cores while another one is timed. */
   kope_env_add(env, "GOMP_SPINCOUNT=10000");
   kope_env_pass(env, "OPENBLAS_L2_SIZE");

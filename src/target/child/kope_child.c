@@ -13,14 +13,27 @@
  * (TSYNC). Every CALL checks that the kernel left the floating-point
  * control state (MXCSR, x87 control word) as it found it.
  *
+ * With KOPE_PIN_THREADS=1 in its environment (the cpu target sets it for
+ * every role) the first MAP pins each thread of the OpenMP pool to its own
+ * CPU (thread i to the i-th allowed CPU, wrapping), before any seal. Left
+ * to the scheduler, two threads of a team sometimes shared one core of a
+ * small VM for whole batches, so one kernel timed against itself came out
+ * 1x or 40x apart. Threads libgomp starts later inherit their creator's
+ * CPU, so a kernel asking for more threads than the pool still runs (and
+ * needs no system call the seal refuses).
+ *
  * GPU targets link a host shim that defines the optional device hooks
  * (kope_child.h): the device context is created at MAP, before the seal,
  * and a CALL's reply carries the device time the shim measured.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* cpu_set_t, sched_setaffinity */
+#endif
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <malloc.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,13 +47,14 @@
 
 static unsigned char *in_base, *out_base;
 static uint64_t in_len, out_len;
-static int sealed;
+static int sealed, pinned;
 static char fp_msg[112], dev_msg[112];
 
 /* libgomp, when the kernel links it: starting a parallel region here
  * creates the thread pool before the filter is installed. */
 extern void GOMP_parallel(void (*fn)(void *), void *data, unsigned nthreads,
                           unsigned flags) __attribute__((weak));
+extern int omp_get_thread_num(void) __attribute__((weak));
 /* Device hooks of GPU targets (kope_child.h); NULL on the cpu target. */
 extern int kope_child_dev_map(const kope_child_cmd *c, const unsigned char *in,
                               unsigned char *out, char *msg, unsigned size)
@@ -113,6 +127,37 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 }
 
 static void noop(void *p) { (void)p; }
+
+/* In each thread of the team: pin it to the (thread number mod n)-th CPU
+ * of the allowed set p. */
+static void pin_one(void *p)
+{
+  const cpu_set_t *all = p;
+  int want = omp_get_thread_num() % CPU_COUNT(all), cpu, seen = 0;
+  cpu_set_t one;
+
+  for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+    if (!CPU_ISSET(cpu, all) || seen++ != want)
+      continue;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    (void)sched_setaffinity(0, sizeof one, &one);
+    return;
+  }
+}
+
+/* Start the OpenMP pool with every thread on its own CPU (see the top). */
+static void pin_pool(void)
+{
+  static cpu_set_t all;
+  const char *e = getenv("KOPE_PIN_THREADS");
+
+  pinned = 1;
+  if (!e || strcmp(e, "1") || !GOMP_parallel || !omp_get_thread_num ||
+      sched_getaffinity(0, sizeof all, &all) != 0 || CPU_COUNT(&all) < 2)
+    return;
+  GOMP_parallel(pin_one, &all, 0, 0);
+}
 
 /* Returns NULL or what failed. */
 static const char *seal(void)
@@ -258,6 +303,8 @@ int main(void)
       break;
     case KOPE_CMD_MAP: {
       const char *why = NULL;
+      if (!pinned)
+        pin_pool();
       if (do_map(&c) != 0)
         reply(KOPE_CHILD_ST_MAP, strerror(errno));
       else if (kope_child_dev_map &&
