@@ -72,6 +72,7 @@ typedef struct kope_opt_opts {
   int eval_seeds;            /* input seeds per case; 0 = evaluator default */
   int threads;
   double case_budget_s;      /* timing time per case; 0 = default */
+  int no_vendor;             /* do not time the vendor baseline (speedups vs vendor 0) */
   volatile sig_atomic_t *stop;   /* nonzero: stop after the current step */
   void (*progress)(void *ctx, const kope_opt_progress *p);
   void *progress_ctx;

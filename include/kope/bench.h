@@ -82,10 +82,12 @@ typedef struct kope_bench_opts {
   const char *db;              /* starting memory, copied, never modified */
   const char *source_memory;   /* `kope memory export --format json` file */
   const char *workdir;         /* per-run stores and kernels (required) */
-  int eval_seeds;              /* search evaluations (0: 2) */
-  double case_budget_s;        /* search timing per case (0: 0.08) */
+  int eval_seeds;              /* search evaluations (0: 1) */
+  double case_budget_s;        /* search timing per case (0: 0.04) */
+  int search_vendor;           /* also time the vendor during the search (0: only
+                                * in the final re-measurement) */
   int final_seeds;             /* final re-measurement (0: 5) */
-  double final_case_budget_s;  /* final timing per case (0: 0.15) */
+  double final_case_budget_s;  /* final timing per case (0: 0.1) */
   int threads;                 /* 0: all */
   kope_policy_opts pol;        /* LLM settings for llm configurations */
   volatile sig_atomic_t *stop; /* nonzero: stop after the current session */

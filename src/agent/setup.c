@@ -20,6 +20,7 @@ kope_eval_opts kope_agent_eval_opts(const agent *a)
     eo.threads = a->o->threads;
   if (a->o->case_budget_s > 0)
     eo.case_budget_s = a->o->case_budget_s;
+  eo.no_vendor = a->o->no_vendor;
   return eo;
 }
 

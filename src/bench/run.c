@@ -101,7 +101,19 @@ static int check_opts(bench *b, kope_err *err)
 
 /* ---- the document ---- */
 
-static json_t *op_json(const kope_op *op)
+/* The vendor timed on this target: its own (cuda: vendor_cuda), else the
+ * C one (cpu, and opencl where the cpu target runs it); none on cuda
+ * without a vendor_cuda. */
+static const char *vendor_name(const kope_op *op, const char *target)
+{
+  const kope_op_vendor *v = kope_op_vendor_for(op, target);
+
+  if (v)
+    return v->name;
+  return strcmp(target, "cuda") && kope_op_vendor_path(op) ? kope_op_vendor_name(op) : NULL;
+}
+
+static json_t *op_json(const kope_op *op, const char *target)
 {
   json_t *cases = json_array();
   size_t c;
@@ -114,7 +126,7 @@ static json_t *op_json(const kope_op *op)
   return json_pack("{s:s, s:s, s:i, s:I, s:o, s:s?}", "name", kope_op_name(op), "category",
                    kope_op_category(op), "level", kope_op_level(op), "ncases",
                    (json_int_t)kope_op_ncases(op), "cases", cases, "vendor",
-                   kope_op_vendor_path(op) ? kope_op_vendor_name(op) : NULL);
+                   vendor_name(op, target));
 }
 
 static int add_operators(bench *b, kope_err *err)
@@ -127,7 +139,7 @@ static int add_operators(bench *b, kope_err *err)
     kope_op *op = kope_op_load(b->o->ops[i], b->o->ops_dir, err);
     if (!op)
       return err->code;
-    json_array_append_new(arr, op_json(op));
+    json_array_append_new(arr, op_json(op, b->o->target ? b->o->target : "cpu"));
     kope_op_free(op);
   }
   return KOPE_OK;
@@ -157,9 +169,9 @@ static json_t *settings_json(const bench *b)
   json_object_set_new(s, "source_memory", o->source_memory ? json_string(o->source_memory) : json_null());
   json_object_set_new(s, "ops_dir", o->ops_dir ? json_string(o->ops_dir) : json_null());
   json_object_set_new(s, "workdir", json_string(o->workdir));
-  json_object_set_new(s, "search_eval", json_pack("{s:i, s:f}", "seeds",
-      o->eval_seeds > 0 ? o->eval_seeds : 2, "case_budget_s",
-      o->case_budget_s > 0 ? o->case_budget_s : 0.04));
+  json_object_set_new(s, "search_eval", json_pack("{s:i, s:f, s:b}", "seeds",
+      o->eval_seeds > 0 ? o->eval_seeds : 1, "case_budget_s",
+      o->case_budget_s > 0 ? o->case_budget_s : 0.04, "vendor", o->search_vendor != 0));
   json_object_set_new(s, "final_eval", json_pack("{s:i, s:f}", "seeds",
       o->final_seeds > 0 ? o->final_seeds : 5, "case_budget_s",
       o->final_case_budget_s > 0 ? o->final_case_budget_s : 0.1));
@@ -228,7 +240,8 @@ static void opt_opts(const bench *b, const kope_bench_config *c, int rep, const 
   oo->context = c->context;
   oo->budget_evals = o->budget_evals;
   oo->out = out;
-  oo->eval_seeds = o->eval_seeds > 0 ? o->eval_seeds : 2;
+  oo->eval_seeds = o->eval_seeds > 0 ? o->eval_seeds : 1;
+  oo->no_vendor = !o->search_vendor;
   oo->case_budget_s = o->case_budget_s > 0 ? o->case_budget_s : 0.04;
   oo->threads = o->threads;
   oo->stop = o->stop;

@@ -221,7 +221,7 @@ static int prepare(kope_evaluator *ev, kope_err *err)
   progress(ev, "building reference");
   if ((rc = build_trusted(ev, KOPE_BUILD_REFERENCE, kope_op_reference_path(ev->op), &ev->ref, err)))
     return rc;
-  vendor = vendor_for_target(ev);
+  vendor = ev->o.no_vendor ? NULL : vendor_for_target(ev);
   ev->has_vendor = vendor != NULL;
   if (ev->has_vendor) {
     progress(ev, "building vendor baseline");

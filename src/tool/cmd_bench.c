@@ -54,8 +54,11 @@ static void usage(FILE *f)
     "                        --format json`), for the source and both settings\n"
     "  --out FILE            results document (required)\n"
     "  --workdir DIR         per-run stores and kernels (default FILE.d)\n"
-    "  --eval-seeds N        input seeds per case during the search (default 2)\n"
+    "  --eval-seeds N        input seeds per case during the search (default 1; the\n"
+    "                        timing rounds check fresh inputs twice more)\n"
     "  --case-budget S       timing seconds per case during the search (default 0.04)\n"
+    "  --search-vendor       time the vendor baseline during the search too (default:\n"
+    "                        only in the final re-measurement)\n"
     "  --final-seeds N       input seeds per case when re-measuring (default 5)\n"
     "  --final-case-budget S timing seconds per case when re-measuring (default 0.1)\n"
     "  --target T            target (default cpu)\n"
@@ -107,6 +110,7 @@ static int parse_opt(bench_args *a, int ch, const char *v)
   case 'w': o->workdir = v; break;
   case 'e': o->eval_seeds = atoi(v); break;
   case 'B': o->case_budget_s = atof(v); break;
+  case 'V': o->search_vendor = 1; break;
   case 'f': o->final_seeds = atoi(v); break;
   case 'F': o->final_case_budget_s = atof(v); break;
   case 't': o->target = v; break;
@@ -129,6 +133,7 @@ static int parse(int argc, char **argv, bench_args *a)
     {"configs", 1, 0, 'c'}, {"budget-evals", 1, 0, 'E'}, {"repeats", 1, 0, 'R'},
     {"seed", 1, 0, 's'}, {"db", 1, 0, 'd'}, {"source-memory", 1, 0, 'm'}, {"out", 1, 0, 'o'},
     {"workdir", 1, 0, 'w'}, {"eval-seeds", 1, 0, 'e'}, {"case-budget", 1, 0, 'B'},
+    {"search-vendor", 0, 0, 'V'},
     {"final-seeds", 1, 0, 'f'}, {"final-case-budget", 1, 0, 'F'}, {"target", 1, 0, 't'},
     {"threads", 1, 0, 'T'}, {"ops-dir", 1, 0, 'D'}, {"json", 0, 0, 'j'},
     {"llm-provider", 1, 0, 1}, {"llm-url", 1, 0, 2}, {"llm-model", 1, 0, 3},

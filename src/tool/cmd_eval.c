@@ -155,8 +155,9 @@ static void print_human(const kope_op *op, const char *path, const kope_report *
       free(label);
     }
     printf("  geomean: %.3fx vs reference", kope_report_speedup_ref(r));
-    if (kope_op_vendor_path(op))
-      printf(", %.3fx vs %s", kope_report_speedup_vendor(r), kope_op_vendor_name(op));
+    if (kope_report_speedup_vendor(r) > 0)   /* the target's own vendor, named in the report */
+      printf(", %.3fx vs %s", kope_report_speedup_vendor(r),
+             json_string_value(json_object_get(j, "vendor")));
     printf(", roofline fraction %.3f\n", kope_report_roofline(r));
   }
   {

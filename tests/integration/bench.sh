@@ -55,6 +55,12 @@ expect_eq "fast_p is decreasing in p" \
 expect_eq "score in [0, 100]" "$(j "all(0 <= m['score'] <= 100 for m in d['metrics']['configs'].values())")" True
 expect_eq "paired ratios for the 3 pairs" "$(j "len(d['paired'])")" 3
 expect_eq "environment recorded" "$(j "bool(d['environment']['cpu']) and bool(d['environment']['compiler']) and d['environment']['harness_version'] == d['final'][0]['kernels'][0]['report']['harness_version']")" True
+expect_eq "search settings recorded: vendor timed only in the final re-measurement" \
+  "$(j "d['settings']['search_eval']['vendor']")" False
+expect_eq "search Cases carry no vendor speedup (the vendor was not timed)" \
+  "$(q "$W/random/r0/memory.db" "select count(*) from cases where speedup_vendor > 0")" 0
+expect_eq "the final re-measurement times the vendor (all three have one)" \
+  "$(j "all(k['report']['speedup_vendor'] > 0 for f in d['final'] for k in f['kernels'] if k['report']['accepted'])")" True
 expect_eq "--json prints the metrics" "$(python3 -c "import json; print(sorted(json.load(open('$T/bench-stdout.json'))['metrics']['configs']))")" \
   "['random', 'tuner+memory', 'tuner-nomemory']"
 expect_match "progress on stderr" "$T/bench-stderr.txt" "final re-measurement: rms_norm"
