@@ -73,6 +73,7 @@ typedef struct kope_opt_opts {
   int threads;
   double case_budget_s;      /* timing time per case; 0 = default */
   int no_vendor;             /* do not time the vendor baseline (speedups vs vendor 0) */
+  int min_rounds;            /* minimum timing rounds per case; 0 = evaluator default */
   volatile sig_atomic_t *stop;   /* nonzero: stop after the current step */
   void (*progress)(void *ctx, const kope_opt_progress *p);
   void *progress_ctx;

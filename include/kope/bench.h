@@ -83,7 +83,8 @@ typedef struct kope_bench_opts {
   const char *source_memory;   /* `kope memory export --format json` file */
   const char *workdir;         /* per-run stores and kernels (required) */
   int eval_seeds;              /* search evaluations (0: 1) */
-  double case_budget_s;        /* search timing per case (0: 0.04) */
+  double case_budget_s;        /* search timing per case (0: 0.03) */
+  int eval_rounds;             /* search: minimum timing rounds per case (0: 5) */
   int search_vendor;           /* also time the vendor during the search (0: only
                                 * in the final re-measurement) */
   int final_seeds;             /* final re-measurement (0: 5) */

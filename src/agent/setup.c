@@ -21,6 +21,8 @@ kope_eval_opts kope_agent_eval_opts(const agent *a)
   if (a->o->case_budget_s > 0)
     eo.case_budget_s = a->o->case_budget_s;
   eo.no_vendor = a->o->no_vendor;
+  if (a->o->min_rounds > 0)
+    eo.min_rounds = a->o->min_rounds;
   return eo;
 }
 

@@ -169,9 +169,10 @@ static json_t *settings_json(const bench *b)
   json_object_set_new(s, "source_memory", o->source_memory ? json_string(o->source_memory) : json_null());
   json_object_set_new(s, "ops_dir", o->ops_dir ? json_string(o->ops_dir) : json_null());
   json_object_set_new(s, "workdir", json_string(o->workdir));
-  json_object_set_new(s, "search_eval", json_pack("{s:i, s:f, s:b}", "seeds",
+  json_object_set_new(s, "search_eval", json_pack("{s:i, s:f, s:i, s:b}", "seeds",
       o->eval_seeds > 0 ? o->eval_seeds : 1, "case_budget_s",
-      o->case_budget_s > 0 ? o->case_budget_s : 0.04, "vendor", o->search_vendor != 0));
+      o->case_budget_s > 0 ? o->case_budget_s : 0.03, "min_rounds",
+      o->eval_rounds > 0 ? o->eval_rounds : 5, "vendor", o->search_vendor != 0));
   json_object_set_new(s, "final_eval", json_pack("{s:i, s:f}", "seeds",
       o->final_seeds > 0 ? o->final_seeds : 5, "case_budget_s",
       o->final_case_budget_s > 0 ? o->final_case_budget_s : 0.1));
@@ -242,7 +243,8 @@ static void opt_opts(const bench *b, const kope_bench_config *c, int rep, const 
   oo->out = out;
   oo->eval_seeds = o->eval_seeds > 0 ? o->eval_seeds : 1;
   oo->no_vendor = !o->search_vendor;
-  oo->case_budget_s = o->case_budget_s > 0 ? o->case_budget_s : 0.04;
+  oo->case_budget_s = o->case_budget_s > 0 ? o->case_budget_s : 0.03;
+  oo->min_rounds = o->eval_rounds > 0 ? o->eval_rounds : 5;
   oo->threads = o->threads;
   oo->stop = o->stop;
 }

@@ -55,8 +55,9 @@ static void usage(FILE *f)
     "  --out FILE            results document (required)\n"
     "  --workdir DIR         per-run stores and kernels (default FILE.d)\n"
     "  --eval-seeds N        input seeds per case during the search (default 1; the\n"
-    "                        timing rounds check fresh inputs twice more)\n"
-    "  --case-budget S       timing seconds per case during the search (default 0.04)\n"
+    "                        timing rounds check fresh inputs once more)\n"
+    "  --case-budget S       timing seconds per case during the search (default 0.03)\n"
+    "  --eval-rounds N       minimum timing rounds per case during the search (default 5)\n"
     "  --search-vendor       time the vendor baseline during the search too (default:\n"
     "                        only in the final re-measurement)\n"
     "  --final-seeds N       input seeds per case when re-measuring (default 5)\n"
@@ -111,6 +112,7 @@ static int parse_opt(bench_args *a, int ch, const char *v)
   case 'e': o->eval_seeds = atoi(v); break;
   case 'B': o->case_budget_s = atof(v); break;
   case 'V': o->search_vendor = 1; break;
+  case 'K': o->eval_rounds = atoi(v); break;
   case 'f': o->final_seeds = atoi(v); break;
   case 'F': o->final_case_budget_s = atof(v); break;
   case 't': o->target = v; break;
@@ -133,7 +135,7 @@ static int parse(int argc, char **argv, bench_args *a)
     {"configs", 1, 0, 'c'}, {"budget-evals", 1, 0, 'E'}, {"repeats", 1, 0, 'R'},
     {"seed", 1, 0, 's'}, {"db", 1, 0, 'd'}, {"source-memory", 1, 0, 'm'}, {"out", 1, 0, 'o'},
     {"workdir", 1, 0, 'w'}, {"eval-seeds", 1, 0, 'e'}, {"case-budget", 1, 0, 'B'},
-    {"search-vendor", 0, 0, 'V'},
+    {"search-vendor", 0, 0, 'V'}, {"eval-rounds", 1, 0, 'K'},
     {"final-seeds", 1, 0, 'f'}, {"final-case-budget", 1, 0, 'F'}, {"target", 1, 0, 't'},
     {"threads", 1, 0, 'T'}, {"ops-dir", 1, 0, 'D'}, {"json", 0, 0, 'j'},
     {"llm-provider", 1, 0, 1}, {"llm-url", 1, 0, 2}, {"llm-model", 1, 0, 3},

@@ -59,6 +59,9 @@ static void usage(FILE *f)
     "  --eval-seeds N        input seeds per case (default 5)\n"
     "  --threads N           OpenMP threads (default all)\n"
     "  --case-budget S       timing seconds per case (default 0.15)\n"
+    "  --rounds N            minimum timing rounds per case (default 7, at least 3)\n"
+    "  --no-vendor           do not time the vendor baseline (faster; speedups vs\n"
+    "                        vendor are then 0)\n"
     "  --window W            context window W in tokens (default 32768)\n"
     "  --gen-tokens G        generation allowance G (default 4096)\n"
     "  --warm-quota Q        warm-tier quota Q_w (default 6000)\n"
@@ -144,6 +147,8 @@ static int parse_opt(opt_args *a, int ch, const char *v)
   case 'e': o->eval_seeds = atoi(v); break;
   case 'T': o->threads = atoi(v); break;
   case 'B': o->case_budget_s = atof(v); break;
+  case 'N': o->no_vendor = 1; break;
+  case 'Q': o->min_rounds = atoi(v); break;
   case 'W': o->budget.window = atol(v); a->window_set = 1; break;
   case 'G': o->budget.generation = atol(v); o->pol.max_tokens = atol(v); a->gen_set = 1; break;
   case 'w': o->budget.warm_quota = atol(v); break;
@@ -198,7 +203,8 @@ static int parse(int argc, char **argv, opt_args *a)
     {"budget-tokens", 1, 0, 'K'}, {"budget-seconds", 1, 0, 'S'}, {"memory", 1, 0, 'm'},
     {"context", 1, 0, 'c'}, {"db", 1, 0, 'd'}, {"out", 1, 0, 'o'}, {"from", 1, 0, 'f'},
     {"resume", 1, 0, 'r'}, {"seed", 1, 0, 's'}, {"batch", 1, 0, 'b'}, {"min-gain", 1, 0, 'g'},
-    {"eval-seeds", 1, 0, 'e'}, {"threads", 1, 0, 'T'}, {"case-budget", 1, 0, 'B'},
+    {"eval-seeds", 1, 0, 'e'}, {"threads", 1, 0, 'T'}, {"case-budget", 1, 0, 'B'}, {"no-vendor", 0, 0, 'N'},
+    {"rounds", 1, 0, 'Q'},
     {"window", 1, 0, 'W'}, {"gen-tokens", 1, 0, 'G'}, {"warm-quota", 1, 0, 'w'},
     {"cold-quota", 1, 0, 'C'}, {"ops-dir", 1, 0, 'D'}, {"dry-run", 0, 0, 'n'},
     {"json", 0, 0, 'j'}, {"llm-provider", 1, 0, 1}, {"llm-url", 1, 0, 2},
