@@ -66,6 +66,12 @@ OCL_ICD_VENDORS="$T/novendors" expect_exit 3 "no OpenCL platform" -- "$KOPE" eva
   "$OPS/relu/seed.cl" --target opencl --ops-dir "$OPS" --no-timing
 expect_match "no platform named" "$T/err" "no OpenCL platform"
 
+# The target's description (hot tier) lists the devices with their
+# OpenCL version (a 64-byte buffer once left PoCL's version string empty).
+expect_exit 0 "optimize --dry-run --target opencl" -- "$KOPE" optimize relu --target opencl \
+  --ops-dir "$OPS" --db "$T/dry.db" --dry-run
+expect_match "device list names the OpenCL version" "$T/out" "^0: .* \(OpenCL [0-9]"
+
 expect_exit 0 "optimize relu --target opencl" -- "$KOPE" optimize relu --target opencl \
   --ops-dir "$OPS" --db "$T/o.db" --budget-evals 4 --eval-seeds 1 --case-budget 0.02 \
   --out "$T/best.cl" --json

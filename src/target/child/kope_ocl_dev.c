@@ -111,12 +111,12 @@ int kope_ocl_list(FILE *f)
   for (p = 0; p < np && p < 16; p++) {
     cl_device_id devs[16];
     cl_uint nd = 0, k;
-    char pname[128] = "";
+    char pname[256] = "";
     clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
     if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &nd) != CL_SUCCESS)
       continue;
     for (k = 0; k < nd && k < 16; k++, index++) {
-      char dname[120] = "", ver[64] = "";
+      char dname[256] = "", ver[256] = "";   /* too small a buffer: the call fails, empty */
       cl_uint cus = 0;
       clGetDeviceInfo(devs[k], CL_DEVICE_NAME, sizeof dname, dname, NULL);
       clGetDeviceInfo(devs[k], CL_DEVICE_VERSION, sizeof ver, ver, NULL);
