@@ -146,6 +146,14 @@ static void ratio_stats(const double *num, const double *den, int n, double *med
 /* Smallest roofline bound (seconds per call) the review judges. */
 #define REVIEW_MIN_BOUND_S 1e-6
 
+/* The last-level cache size is known (the hardware profile found it). A
+ * VM without cache entries in sysfs reports 0: then no case can be told
+ * to run from DRAM, and the memory bound is not judged. */
+static int llc_known(const kope_evaluator *ev)
+{
+  return ev->hw && (kope_hw_cache_bytes(ev->hw, 3) > 0 || kope_hw_cache_bytes(ev->hw, 2) > 0);
+}
+
 /* Flag what no honest kernel does: beat the roofline, or run timed calls
  * far faster than calls on fresh inputs (a cache). */
 static void review(const kope_evaluator *ev, size_t c, const kope_case_res *cr,
@@ -167,7 +175,7 @@ static void review(const kope_evaluator *ev, size_t c, const kope_case_res *cr,
   if (tf > 0 && cr->t_cand * 3.0 < tf)
     kope_report_flag(r, "roofline", 1, "case %zu: %.3g s per call beats the compute bound "
                      "%.3g s (%.3g GFLOP/s peak)", c, cr->t_cand, tf, peak * 1e-9);
-  else if (!cr->in_cache && tb > 0 && cr->t_cand * 4.0 < tb)
+  else if (!cr->in_cache && llc_known(ev) && tb > 0 && cr->t_cand * 4.0 < tb)
     kope_report_flag(r, "roofline", 1, "case %zu: %.3g s per call beats the memory bound "
                      "%.3g s (%.3g GB/s)", c, cr->t_cand, tb, bw * 1e-9);
   /* seed 0 pays the page faults of a new mapping: seeds 1.. only, fastest */
