@@ -253,13 +253,20 @@ out:
   return rc;
 }
 
+static int trusted_in(kope_target *t, const kope_build_req *req, const char *dir,
+                      kope_build_out *out, kope_err *err, void *ctx)
+{
+  (void)ctx;
+  return build_in(t, req, dir, out, err);
+}
+
 /* Trusted builds are cached by the hash of source, shim, runtime, flags and
  * compiler. */
 static int build_trusted(kope_target *t, const kope_build_req *req, kope_build_out *out,
                          kope_err *err)
 {
-  char key[65], *blob, *dir, *tmp, *shim = kope_shim_source(req->op);
-  int rc = KOPE_OK;
+  char key[65], *blob, *name, *shim = kope_shim_source(req->op);
+  int rc;
   size_t i;
 
   kope_buf libs;
@@ -269,40 +276,12 @@ static int build_trusted(kope_target *t, const kope_build_req *req, kope_build_o
   blob = kope_sprintf("%s\n%d\n%s\n%s\n%s\n%s", t->compiler, (int)req->role, libs.data ? libs.data : "",
                       shim, kope_embedded_file("kope_child.c", NULL), req->source);
   kope_sha256_hex(blob, strlen(blob), key);
-  dir = kope_sprintf("%s/build/%s-%s-%.16s", t->cache_dir, kope_op_name(req->op),
-                     req->role == KOPE_BUILD_REFERENCE ? "ref" : "vendor", key);
-  out->exe = kope_path_join(dir, "worker");
-  if (kope_is_file(out->exe)) {
-    out->ok = out->cached = 1;
-    out->diagnostics = kope_strdup("");
-    goto out;
-  }
-  free(out->exe);
-  out->exe = NULL;
-  tmp = kope_sprintf("%s.tmpXXXXXX", dir);
-  {
-    char *parent = kope_sprintf("%s/build", t->cache_dir);
-    rc = kope_mkdirs(parent, err);
-    free(parent);
-  }
-  if (rc == KOPE_OK && !mkdtemp(tmp))
-    rc = kope_err_set(err, KOPE_EENV, "cannot create a build directory %s", tmp);
-  if (rc == KOPE_OK &&
-      (rc = build_in(t, req, tmp, out, err)) == KOPE_OK && out->ok) {
-    if (rename(tmp, dir) != 0 && !kope_is_dir(dir))
-      rc = kope_err_set(err, KOPE_EENV, "cannot store build in %s", dir);
-    free(out->exe);
-    free(out->obj);
-    out->exe = kope_path_join(dir, "worker");
-    out->obj = kope_path_join(dir, "kernel.o");
-  }
-  if (kope_is_dir(tmp))
-    kope_rmtree(tmp);
-  free(tmp);
-out:
+  name = kope_sprintf("%s-%s-%.16s", kope_op_name(req->op),
+                      req->role == KOPE_BUILD_REFERENCE ? "ref" : "vendor", key);
+  rc = kope_target_cached_build(t, name, trusted_in, req, NULL, out, err);
   kope_buf_release(&libs);
   free(blob);
-  free(dir);
+  free(name);
   free(shim);
   return rc;
 }

@@ -118,19 +118,22 @@ static const char shim_head[] =
   "#include <stdint.h>\n#include <string.h>\n#include <cuda_runtime.h>\n"
   "#include \"kope_child.h\"\n#include \"kope_cuda_rt.h\"\n\n";
 
-static void emit_args(kope_buf *b, const kope_op *op)
+/* The call's arguments: device pointers, dims as dim_type, params in
+ * their type (type_of: the kernel's CUDA types or the vendor's C ones). */
+static void emit_args(kope_buf *b, const kope_op *op, const char *(*type_of)(kope_dtype),
+                      const char *dim_type)
 {
   size_t i;
 
   for (i = 0; i < kope_op_nargs(op); i++) {
     const kope_arg *a = kope_op_arg(op, i);
-    const char *t = cu_type(a->dtype), *sep = i ? ",\n      " : "";
+    const char *t = type_of(a->dtype), *sep = i ? ",\n      " : "";
     if (a->role == KOPE_ROLE_IN)
       kope_buf_printf(b, "%s(const %s *)kope_dev_in(a->ptr[%zu])", sep, t, i);
     else if (a->role == KOPE_ROLE_OUT)
       kope_buf_printf(b, "%s(%s *)kope_dev_out(a->ptr[%zu])", sep, t, i);
     else if (a->role == KOPE_ROLE_DIM)
-      kope_buf_printf(b, "%s(long long)a->ival[%zu]", sep, i);
+      kope_buf_printf(b, "%s(%s)a->ival[%zu]", sep, dim_type, i);
     else if (a->dtype == KOPE_F32 || a->dtype == KOPE_F64)
       kope_buf_printf(b, "%s(%s)a->fval[%zu]", sep, t, i);
     else
@@ -163,7 +166,7 @@ char *kope_cuda_shim_source(const kope_op *op, const char *candidate, kope_err *
   kope_buf_printf(&b, "  if (!kope_cuda_geometry(g, bl, sh[0], (const void *)%s))\n"
                   "    return;\n  kope_cuda_start();\n  %s<<<kope_cuda_grid, kope_cuda_block, "
                   "kope_cuda_shared>>>(\n      ", kope_op_name(op), kope_op_name(op));
-  emit_args(&b, op);
+  emit_args(&b, op, cu_type, "long long");
   kope_buf_puts(&b, ");\n  kope_cuda_finish(a);\n}\n\n#line 1 \"kernel.cu\"\n");
 out:
   free(decl);
@@ -172,28 +175,6 @@ out:
     return NULL;
   }
   return kope_buf_steal(&b);
-}
-
-/* The arguments of the vendor's C prototype: device pointers, int64_t
- * dims, params in their C type. */
-static void emit_vendor_args(kope_buf *b, const kope_op *op)
-{
-  size_t i;
-
-  for (i = 0; i < kope_op_nargs(op); i++) {
-    const kope_arg *a = kope_op_arg(op, i);
-    const char *t = kope_dtype_c(a->dtype), *sep = i ? ",\n      " : "";
-    if (a->role == KOPE_ROLE_IN)
-      kope_buf_printf(b, "%s(const %s *)kope_dev_in(a->ptr[%zu])", sep, t, i);
-    else if (a->role == KOPE_ROLE_OUT)
-      kope_buf_printf(b, "%s(%s *)kope_dev_out(a->ptr[%zu])", sep, t, i);
-    else if (a->role == KOPE_ROLE_DIM)
-      kope_buf_printf(b, "%s(int64_t)a->ival[%zu]", sep, i);
-    else if (a->dtype == KOPE_F32 || a->dtype == KOPE_F64)
-      kope_buf_printf(b, "%s(%s)a->fval[%zu]", sep, t, i);
-    else
-      kope_buf_printf(b, "%s(%s)a->ival[%zu]", sep, t, i);
-  }
 }
 
 char *kope_cuda_vendor_shim_source(const kope_op *op)
@@ -211,7 +192,7 @@ char *kope_cuda_vendor_shim_source(const kope_op *op)
                   "  if (!kope_cuda_begin(a) || !kope_cuda_geometry(one, one, 0, NULL))\n"
                   "    return;\n  kope_cuda_start();\n  %s(\n      ",
                   kope_op_name(op), shim_head, proto, kope_op_name(op));
-  emit_vendor_args(&b, op);
+  emit_args(&b, op, kope_dtype_c, "int64_t");
   kope_buf_puts(&b, ");\n  kope_cuda_finish(a);\n}\n");
   free(proto);
   return kope_buf_steal(&b);

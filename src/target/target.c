@@ -153,6 +153,44 @@ int kope_target_check_flags(const kope_target *t, const char *flags, kope_err *e
   return rc;
 }
 
+int kope_target_cached_build(kope_target *t, const char *name, kope_build_in_fn build_in,
+                             const kope_build_req *req, void *ctx, kope_build_out *out,
+                             kope_err *err)
+{
+  char *dir = kope_sprintf("%s/build/%s", t->cache_dir, name), *tmp = NULL;
+  char *parent = kope_sprintf("%s/build", t->cache_dir);
+  int rc = KOPE_OK;
+
+  out->exe = kope_path_join(dir, "worker");
+  if (kope_is_file(out->exe)) {
+    out->ok = out->cached = 1;
+    out->diagnostics = kope_strdup("");
+    goto out;
+  }
+  free(out->exe);
+  out->exe = NULL;
+  tmp = kope_sprintf("%s.tmpXXXXXX", dir);
+  if ((rc = kope_mkdirs(parent, err)) == KOPE_OK && !mkdtemp(tmp))
+    rc = kope_err_set(err, KOPE_EENV, "cannot create a build directory %s", tmp);
+  if (rc == KOPE_OK && (rc = build_in(t, req, tmp, out, err, ctx)) == KOPE_OK && out->ok) {
+    if (rename(tmp, dir) != 0 && !kope_is_dir(dir))
+      rc = kope_err_set(err, KOPE_EENV, "cannot store build in %s", dir);
+    free(out->exe);
+    out->exe = kope_path_join(dir, "worker");
+    if (out->obj) {
+      free(out->obj);
+      out->obj = kope_path_join(dir, "kernel.o");
+    }
+  }
+  if (kope_is_dir(tmp))
+    kope_rmtree(tmp);
+out:
+  free(tmp);
+  free(parent);
+  free(dir);
+  return rc;
+}
+
 void kope_build_out_release(kope_build_out *o)
 {
   free(o->exe);

@@ -75,6 +75,17 @@ typedef struct kope_tool_run {
  * *log gets the output (caller frees); *code, when not NULL, the exit
  * status or -1; *secs, when not NULL, grows by the wall time. */
 int kope_target_run_tool(const kope_tool_run *t, char **log, int *code, double *secs);
+/* Builds a worker into the fresh directory dir (ctx: the caller's). */
+typedef int (*kope_build_in_fn)(kope_target *t, const kope_build_req *req, const char *dir,
+                                kope_build_out *out, kope_err *err, void *ctx);
+/* The artifact cache of trusted builds: when <cache>/build/<name>/worker
+ * exists, out says cached; else build_in runs in a fresh <name>.tmpXXXXXX
+ * beside it, which is renamed into place when it built, and out->exe
+ * (and out->obj, when build_in set one) then point into <name>. name
+ * carries the content hash of everything the build depends on. */
+int kope_target_cached_build(kope_target *t, const char *name, kope_build_in_fn build_in,
+                             const kope_build_req *req, void *ctx, kope_build_out *out,
+                             kope_err *err);
 /* Trim compiler output for a prompt: drop the work directory from paths,
  * keep error/warning lines with their context, de-duplicate, cap at
  * max_lines. Caller frees. */
