@@ -72,6 +72,7 @@ judge relu "--seeds 2 --no-timing" \
   "$H/heap_reuse.c|correct|correct"
 judge matmul "--seeds 2 --no-timing" \
   "$H/precision.c|incorrect|expected" \
+  "$H/content_cache.c|forbidden|^static gate: state" \
   "$L/matmul_tiled.c|correct|correct"
 judge sum "--seeds 2 --no-timing" \
   "$H/subsample.c|incorrect|expected" \
@@ -95,6 +96,12 @@ rm -rf "$T/tmpdir"/kope-eval-*
 # starts is caught.
 judge relu "--no-gate --budget 0.02 --rounds 5 --seeds 2" \
   "$H/late_cheat.c|incorrect|^timed call \(round [0-9]+, buffer set [0-9]+\)"
+# A content-keyed cache larger than the rotating buffer sets stays
+# correct; timed calls replay, calls on fresh inputs compute: flagged.
+expect_exit 1 "content cache with timing: not accepted" -- "$KOPE" eval matmul "$H/content_cache.c" \
+  --ops-dir "$OPS" --json --no-gate --budget 0.02 --rounds 3 --seeds 3
+expect_eq "content cache: correct, flagged for review (caching)" \
+  "$(json_get "d['verdict'] == 'correct' and any(f['kind'] == 'caching' and f['review'] for f in d['flags'])")" "True"
 
 # --- timing, sandbox report, heap perturbation ---
 expect_exit 0 "kope hw --json" -- "$KOPE" hw --json
