@@ -64,6 +64,8 @@ typedef struct kope_opt_opts {
   double budget_seconds;     /* 0 = unlimited */
   const char *out;           /* best kernel path; NULL: <run dir>/best.c */
   const char *from;          /* starting kernel file; NULL: the seed */
+  int start_plain;           /* start with every knob of the starting kernel at
+                                the first of its listed values (--start plain) */
   int64_t resume;            /* session id to continue; 0 = new */
   uint64_t seed;             /* policy seed */
   int batch;                 /* candidates per iteration (compiled in parallel) */

@@ -87,6 +87,8 @@ typedef struct kope_bench_opts {
   int eval_rounds;             /* search: minimum timing rounds per case (0: 5) */
   int search_vendor;           /* also time the vendor during the search (0: only
                                 * in the final re-measurement) */
+  int start_plain;             /* sessions start with every knob at its first value
+                                * (--start plain); the "seed" row is that kernel */
   int final_seeds;             /* final re-measurement (0: 5) */
   double final_case_budget_s;  /* final timing per case (0: 0.1) */
   int threads;                 /* 0: all */

@@ -173,6 +173,10 @@ int kope_knobs_parse(const char *src, const char *where, kope_knob **knobs,
  * Caller frees; NULL with err set when the knob or value is unknown. */
 char *kope_knobs_apply(const char *src, const char *name, const char *value,
                        kope_err *err);
+/* A copy of src with every knob at the first of its listed values (the
+ * "plain" configuration a search can start from). Caller frees; NULL with
+ * err set when an annotation is malformed (where names the file). */
+char *kope_knobs_plain(const char *src, const char *where, kope_err *err);
 /* Thought id for a knob move, "<layer>.<lowercased name>=<value>". */
 char *kope_knob_thought_id(const kope_knob *k, const char *value);
 

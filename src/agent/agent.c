@@ -133,11 +133,16 @@ static char *start_path(const agent *a)
 
 static int start(agent *a, kope_err *err)
 {
-  char *path = start_path(a);
+  char *path = start_path(a), *plain;
   kope_report *r;
   int rc;
 
   a->inc_src = kope_file_read(path, NULL, err);
+  if (a->inc_src && a->o->start_plain) {
+    plain = kope_knobs_plain(a->inc_src, path, err);
+    free(a->inc_src);
+    a->inc_src = plain;
+  }
   free(path);
   if (!a->inc_src)
     return err->code;

@@ -163,6 +163,7 @@ static json_t *settings_json(const bench *b)
   json_object_set_new(s, "order", ops);
   json_object_set_new(s, "configs", cfgs);
   json_object_set_new(s, "budget_evals", json_integer(o->budget_evals));
+  json_object_set_new(s, "start", json_string(o->start_plain ? "plain" : "seed"));
   json_object_set_new(s, "repeats", json_integer(o->repeats));
   json_object_set_new(s, "seed", json_integer((json_int_t)o->seed));
   json_object_set_new(s, "db", o->db ? json_string(o->db) : json_null());
@@ -246,6 +247,7 @@ static void opt_opts(const bench *b, const kope_bench_config *c, int rep, const 
   oo->case_budget_s = o->case_budget_s > 0 ? o->case_budget_s : 0.03;
   oo->min_rounds = o->eval_rounds > 0 ? o->eval_rounds : 5;
   oo->threads = o->threads;
+  oo->start_plain = o->start_plain;
   oo->stop = o->stop;
 }
 
@@ -345,6 +347,34 @@ static char *target_seed(const bench *b, const kope_op *op)
   return path;
 }
 
+/* With --start plain the "seed" of the tables is the plain starting
+ * kernel every session began from: written to WORKDIR/start/OP.EXT.
+ * Returns the path to judge (caller frees), NULL with e set on error. */
+static char *start_kernel(const bench *b, const char *opname, char *seed_path, kope_err *e)
+{
+  const char *ext = strrchr(seed_path, '.');
+  char *src, *plain = NULL, *dir = NULL, *path = NULL;
+
+  if (!b->o->start_plain)
+    return seed_path;
+  if (!(src = kope_file_read(seed_path, NULL, e)) ||
+      !(plain = kope_knobs_plain(src, seed_path, e)))
+    goto out;
+  dir = kope_path_join(b->o->workdir, "start");
+  path = kope_sprintf("%s/%s%s", dir, opname, ext ? ext : ".c");
+  if (kope_mkdirs(dir, e) != KOPE_OK ||
+      kope_file_write_atomic(path, plain, strlen(plain), e) != KOPE_OK) {
+    free(path);
+    path = NULL;
+  }
+out:
+  free(src);
+  free(plain);
+  free(dir);
+  free(seed_path);
+  return path;
+}
+
 static json_t *final_kernels(const bench *b, const char *op, const char *seed_path, int *base)
 {
   json_t *k = json_array(), *run;
@@ -380,7 +410,12 @@ static void final_one(bench *b, const char *opname, json_t *finals)
     json_array_append_new(finals, entry);
     return;
   }
-  seed = target_seed(b, op);
+  if (!(seed = start_kernel(b, opname, target_seed(b, op), &e))) {
+    json_object_set_new(entry, "error", json_string(e.msg));
+    json_array_append_new(finals, entry);
+    kope_op_free(op);
+    return;
+  }
   ks = final_kernels(b, opname, seed, &base);
   free(seed);
   say(b, "final re-measurement: %s, %zu kernels side by side", opname, json_array_size(ks));

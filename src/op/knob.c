@@ -224,6 +224,29 @@ out:
   return res;
 }
 
+char *kope_knobs_plain(const char *src, const char *where, kope_err *err)
+{
+  kope_knob *ks = NULL;
+  size_t n = 0, i;
+  char *cur = NULL, *next;
+
+  if (kope_knobs_parse(src, where, &ks, &n, err))
+    goto out;
+  cur = kope_strdup(src);
+  for (i = 0; i < n; i++) {
+    if (!(next = kope_knobs_apply(cur, ks[i].name, ks[i].values[0], err))) {
+      free(cur);
+      cur = NULL;
+      goto out;
+    }
+    free(cur);
+    cur = next;
+  }
+out:
+  free(ks);
+  return cur;
+}
+
 char *kope_knob_thought_id(const kope_knob *k, const char *value)
 {
   char lower[64];

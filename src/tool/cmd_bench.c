@@ -47,6 +47,9 @@ static void usage(FILE *f)
     "options:\n"
     "  --configs LIST        comma-separated (default tuner+memory,tuner-nomemory,random)\n"
     "  --budget-evals N      candidate evaluations per session (default 12)\n"
+    "  --start S             seed (default) | plain: every session starts from the seed\n"
+    "                        with each knob at the first of its listed values (the\n"
+    "                        tables' seed row is then that kernel)\n"
     "  --repeats R           rerun everything R times with seeds S, S+1, ... (default 1)\n"
     "  --seed S              policy seed of the first repeat (default 1)\n"
     "  --db PATH             starting memory (copied per run, never modified)\n"
@@ -113,6 +116,12 @@ static int parse_opt(bench_args *a, int ch, const char *v)
   case 'B': o->case_budget_s = atof(v); break;
   case 'V': o->search_vendor = 1; break;
   case 'K': o->eval_rounds = atoi(v); break;
+  case 'P':
+    if (!strcmp(v, "plain"))
+      o->start_plain = 1;
+    else if (strcmp(v, "seed"))
+      return bad("--start must be seed or plain");
+    break;
   case 'f': o->final_seeds = atoi(v); break;
   case 'F': o->final_case_budget_s = atof(v); break;
   case 't': o->target = v; break;
@@ -136,6 +145,7 @@ static int parse(int argc, char **argv, bench_args *a)
     {"seed", 1, 0, 's'}, {"db", 1, 0, 'd'}, {"source-memory", 1, 0, 'm'}, {"out", 1, 0, 'o'},
     {"workdir", 1, 0, 'w'}, {"eval-seeds", 1, 0, 'e'}, {"case-budget", 1, 0, 'B'},
     {"search-vendor", 0, 0, 'V'}, {"eval-rounds", 1, 0, 'K'},
+    {"start", 1, 0, 'P'},
     {"final-seeds", 1, 0, 'f'}, {"final-case-budget", 1, 0, 'F'}, {"target", 1, 0, 't'},
     {"threads", 1, 0, 'T'}, {"ops-dir", 1, 0, 'D'}, {"json", 0, 0, 'j'},
     {"llm-provider", 1, 0, 1}, {"llm-url", 1, 0, 2}, {"llm-model", 1, 0, 3},

@@ -52,6 +52,9 @@ static void usage(FILE *f)
     "  --out FILE            where to write the best kernel\n"
     "                        (default .kope/runs/OP/SESSION/best.c)\n"
     "  --from FILE           start from FILE instead of the operator's seed\n"
+    "  --start S             seed (default: the starting kernel as written) | plain\n"
+    "                        (every knob at the first of its listed values; the\n"
+    "                        search then has to find the good settings itself)\n"
     "  --resume SESSION      continue a stopped session (budgets count anew)\n"
     "  --seed S              policy random seed\n"
     "  --batch N             candidates per step, compiled in parallel (default 1)\n"
@@ -140,6 +143,10 @@ static int parse_opt(opt_args *a, int ch, const char *v)
   case 'd': o->db_path = v; break;
   case 'o': o->out = v; break;
   case 'f': o->from = v; break;
+  case 21:
+    if (parse_mode(v, "seed", "plain", NULL, &o->start_plain))
+      return bad("--start must be seed or plain");
+    break;
   case 'r': o->resume = atoll(v); if (o->resume <= 0) return bad("--resume needs a session id"); break;
   case 's': o->seed = o->pol.seed = strtoull(v, NULL, 0); break;
   case 'b': o->batch = atoi(v); if (o->batch < 1 || o->batch > 8) return bad("--batch must be 1..8"); break;
@@ -202,6 +209,7 @@ static int parse(int argc, char **argv, opt_args *a)
     {"budget-evals", 1, 0, 'E'},
     {"budget-tokens", 1, 0, 'K'}, {"budget-seconds", 1, 0, 'S'}, {"memory", 1, 0, 'm'},
     {"context", 1, 0, 'c'}, {"db", 1, 0, 'd'}, {"out", 1, 0, 'o'}, {"from", 1, 0, 'f'},
+    {"start", 1, 0, 21},
     {"resume", 1, 0, 'r'}, {"seed", 1, 0, 's'}, {"batch", 1, 0, 'b'}, {"min-gain", 1, 0, 'g'},
     {"eval-seeds", 1, 0, 'e'}, {"threads", 1, 0, 'T'}, {"case-budget", 1, 0, 'B'}, {"no-vendor", 0, 0, 'N'},
     {"rounds", 1, 0, 'Q'},

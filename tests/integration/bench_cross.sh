@@ -57,6 +57,21 @@ done
 expect_eq "the bench's session ran in every store" \
   "$(for c in cold source target both; do q "$T/cross.json.d/$c/r0/memory.db" "select count(*) from cases where session_id = (select max(id) from sessions)"; done | sort -u)" 3
 
+# 3b. --start plain: sessions start from the seed with every knob at its
+# first value; the "seed" kernel re-measured at the end is that kernel.
+P="$T/plain.json"
+expect_exit 0 "bench from the plain start" -- "$KOPE" bench --ops scale2 --ops-dir "$OPS" \
+  --configs random --budget-evals 1 --start plain "${FAST[@]}" --out "$P"
+pj() { python3 -c "import json; d=json.load(open('$P')); print($1)"; }
+expect_eq "start recorded in the settings" "$(pj "d['settings']['start']")" plain
+expect_eq "the seed row is the plain kernel" \
+  "$(pj "[k['path'] for f in d['final'] for k in f['kernels'] if k['config'] == 'seed']")" \
+  "['$P.d/start/scale2.c']"
+expect_match "plain kernel: REPEAT at its first value" "$P.d/start/scale2.c" "^#define REPEAT 1 "
+expect_eq "the session started from it" \
+  "$(q "$P.d/random/r0/memory.db" "select thought_id from cases where step=0")" start.plain
+expect_exit 2 "bad --start" -- "$KOPE" bench --ops scale2 --ops-dir "$OPS" --start fancy --out "$P"
+
 # 4. Two documents in one report.
 cp "$X" "$T/again.json"
 expect_exit 0 "two documents in one report" -- "$KOPE" report "$X" "$T/again.json" --out "$T/both.html"

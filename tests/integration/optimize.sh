@@ -92,6 +92,17 @@ steps = json.load(open(sys.argv[1]))["context_tokens"]
 sys.exit(0 if steps and all(s["total"] <= s["hot"] + 300 + 200 for s in steps) else 1)
 EOF
 
+# 6b. --start plain: the session starts from the seed with every knob at its
+# first listed value (REPEAT 1, NOOP 0, BUG 0), recorded as start.plain.
+expect_exit 0 "plain start" -- "$KOPE" optimize scale2 --ops-dir "$OPS" --db "$T/pl.db" \
+  --start plain --budget-evals 1 --eval-seeds 1 --case-budget 0.02 --json
+expect_eq "plain start recorded" "$(q "$T/pl.db" "select thought_id from cases where step=0")" start.plain
+q "$T/pl.db" "select body from kernel_sources k join cases c on k.hash=c.code_after_hash where c.step=0" \
+  >"$T/plain.c"
+expect_match "plain start: REPEAT at its first value" "$T/plain.c" "^#define REPEAT 1 "
+expect_match "plain start: BUG at its first value" "$T/plain.c" "^#define BUG 0 "
+expect_exit 2 "bad --start" -- "$KOPE" optimize scale2 --ops-dir "$OPS" --start fancy
+
 # 7. Dry run: the context with per-tier token counts; a too-small window is refused.
 expect_exit 0 "dry run" -- "$KOPE" optimize scale2 --ops-dir "$OPS" --db "$DB" --dry-run --json
 expect_eq "dry run has hot tokens" "$(json_get "d['context']['tokens']['hot'] > 0")" True

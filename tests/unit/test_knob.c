@@ -112,6 +112,47 @@ static char *replace_line(const char *src, int line, const char *repl)
   return kope_buf_steal(&b);
 }
 
+/* kope_knobs_plain: every knob at its first listed value, nothing else
+ * touched; a malformed annotation names the file. */
+static void test_plain(void **state)
+{
+  kope_err err = {0, ""};
+  kope_knob *k = NULL;
+  size_t n;
+  char *out, *want, *tmp;
+
+  (void)state;
+  out = kope_knobs_plain(g_src, "k.c", &err);
+  if (!out)
+    fail_msg("%s", err.msg);
+  tmp = replace_line(g_src, 3, "#define PAR 0   // @knob layer=parallel values=0,1 "
+                               "\"split rows across threads\"");
+  want = replace_line(tmp, 5, "#define BLOCK 32 // @knob layer=tiling values=32,64,128 "
+                              "\"tile size\"");
+  free(tmp);
+  tmp = want;
+  want = replace_line(tmp, 7, "  #  define VEC 0  /* @knob layer=vectorize values=0,8,16 "
+                              "\"vector width\" */");
+  free(tmp);
+  assert_string_equal(out, want);
+  assert_int_equal(kope_knobs_parse(out, "k.c", &k, &n, &err), KOPE_OK);
+  assert_int_equal(n, 3);
+  assert_string_equal(k[0].value, "0");
+  assert_string_equal(k[1].value, "32");
+  assert_string_equal(k[2].value, "0");
+  free(k);
+  free(out);
+  free(want);
+  /* already plain: unchanged; no knobs: unchanged */
+  out = kope_knobs_plain("int x;\n", "k.c", &err);
+  assert_non_null(out);
+  assert_string_equal(out, "int x;\n");
+  free(out);
+  assert_null(kope_knobs_plain("#define A 1 // @knob layer=nope values=1,2\n", "bad.c", &err));
+  assert_int_equal(err.code, KOPE_EINPUT);
+  assert_contains(err.msg, "bad.c");
+}
+
 static void test_apply(void **state)
 {
   kope_err err = {0, ""};
@@ -380,6 +421,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_parse),
     cmocka_unit_test(test_apply),
+    cmocka_unit_test(test_plain),
     cmocka_unit_test(test_apply_refuses),
     cmocka_unit_test(test_malformed),
     cmocka_unit_test(test_thought_id),
