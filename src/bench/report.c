@@ -408,6 +408,9 @@ static void settings(tw *t, const json_t *doc)
   ROW("budget", "%lld evaluations per session, %lld repeat(s), seed %lld",
       (long long)kope_bj_num(s, "budget_evals", 0), (long long)kope_bj_num(s, "repeats", 1),
       (long long)kope_bj_num(s, "seed", 0));
+  ROW("start", "%s", !strcmp(kope_bj_str(s, "start"), "plain")
+                         ? "plain: every knob at its first value (the seed row is that kernel)"
+                         : "the operator's seed kernel");
   ROW("wall time", "%.0f s", kope_bj_num(doc, "seconds", 0));
 #undef ROW
   tw_end(t);
