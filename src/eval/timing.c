@@ -8,11 +8,13 @@
  * samples stay in the report.
  *
  * Anti-caching: calls in a batch rotate over up to KOPE_EVAL_MAX_SLOTS
- * buffer sets with different contents; in a sample of rounds (2, 6, 10,
- * ...) one set first gets fresh contents under the same pointers, the
- * candidate's outputs are poisoned, and after the round they are checked
- * against the reference's outputs of the same round. A result beyond the roofline, or timed calls
- * far faster than single calls on fresh inputs, is flagged for review.
+ * buffer sets with different contents; in a sample of rounds (2, 5, 10,
+ * 13, ...: as many in each round order) one set first gets fresh contents
+ * under the same pointers, the candidate's outputs are poisoned (the other
+ * workers' outputs written alike), and after the round they are checked
+ * against the reference's outputs of the same round. A result beyond the
+ * roofline, or timed calls far faster than single calls on fresh inputs,
+ * is flagged for review.
  */
 #include <math.h>
 #include <stdio.h>
@@ -234,14 +236,25 @@ static uint64_t slot_trial(const kope_report *r, size_t c, int k, int s)
                                         (uint64_t)s);
 }
 
+/* Before a checked round the candidate's outputs are poisoned; the other
+ * workers' outputs are written the same way, so each pays the same cost
+ * of lines last written by kope's process (only the candidate's are
+ * checked; the others rewrite theirs). */
 static void poison_slots(kope_evaluator *ev, size_t c, int keff, int k, const kope_report *r)
 {
   const kope_layout *l = &ev->lay[c];
   int s;
 
-  for (s = 0; s < keff; s++)
-    kope_eval_poison(ev->op, &ev->binds[c], l, ev->out_cand.base + (size_t)s * l->out_size,
-                     slot_trial(r, c, k, s));
+  for (s = 0; s < keff; s++) {
+    size_t o = (size_t)s * l->out_size;
+    uint64_t trial = slot_trial(r, c, k, s);
+    kope_eval_poison(ev->op, &ev->binds[c], l, ev->out_cand.base + o, trial);
+    kope_eval_poison(ev->op, &ev->binds[c], l, ev->out_ref.base + o, trial ^ 1);
+    if (ev->has_vendor)
+      kope_eval_poison(ev->op, &ev->binds[c], l, ev->out_ven.base + o, trial ^ 2);
+    if (ev->has_base)
+      kope_eval_poison(ev->op, &ev->binds[c], l, ev->out_base.base + o, trial ^ 3);
+  }
 }
 
 /* The candidate's outputs of round k against the reference's. */
@@ -271,7 +284,10 @@ static int rounds(kope_evaluator *ev, size_t c, timed *ts, int nt, double rtt,
   int k, j, rc, keff = active_slots(ev, ts), check;
 
   for (k = 0; k < ev->o.max_rounds && k < KOPE_EVAL_MAX_ROUNDS; k++) {
-    check = k % 4 == 2;   /* rounds 2, 6, 10, ...: at least one (min_rounds >= 3) */
+    /* rounds 2, 5, 10, 13, ...: at least one (min_rounds >= 3), and as
+     * many in each order, so the candidate is not always the first to
+     * read the new contents */
+    check = k % 8 == 2 || k % 8 == 5;
     if (check)   /* new contents under the same pointers before each check */
       fill_slot(ev, c, k % keff, kope_rng_mix(r->eval_seed, 0x7133 + ((uint64_t)c << 16) +
                                                   (uint64_t)k));
