@@ -32,8 +32,10 @@ extern "C" {
  * gate, sandbox layers, rotating timed buffers, FP-state and repeat-call
  * checks, review flags (docs/security.md). kope-eval-3: on the cpu target
  * each worker's OpenMP threads are pinned one per CPU before timing
- * (docs/evaluator.md, "Thread placement"). */
-#define KOPE_HARNESS_VERSION "kope-eval-3"
+ * (docs/evaluator.md, "Thread placement"). kope-eval-4: checked timing
+ * rounds in both round orders, every worker's outputs written before them
+ * (docs/evaluator.md, "Same-round bias"). */
+#define KOPE_HARNESS_VERSION "kope-eval-4"
 
 typedef enum kope_verdict {
   KOPE_CORRECT = 0,

@@ -109,7 +109,7 @@ cp "$T/out" "$T/hw.json"
 expect_exit 0 "legit AVX2 relu with timing" -- "$KOPE" eval relu "$L/relu_avx2.c" --ops-dir "$OPS" \
   --json --budget 0.02 --rounds 5 --seeds 3
 expect_eq "accepted" "$(json_get "d['accepted']")" "True"
-expect_eq "harness version" "$(json_get "d['harness_version']")" "kope-eval-3"
+expect_eq "harness version" "$(json_get "d['harness_version']")" "kope-eval-4"
 expect_eq "every layer kope hw lists as available is active in the worker" \
   "$(python3 -c "import json; h=json.load(open('$T/hw.json')); d=json.load(open('$T/out')); \
 print(sorted(set(h['sandbox']['available']) - set(d['sandbox_layers'])))")" "[]"
