@@ -14,45 +14,58 @@ random, tuner+memory / tuner-nomemory) it prints
 Used for docs/results.md ("Tuner vs blind random search from the plain start").
 """
 import json, math, random, sys
-def pairs(path, a, b):
-    d = json.load(open(path)); out = []
+
+
+def speedup(case):
+    s = case.get('speedup_ref')
+    return s['median'] if isinstance(s, dict) else s
+
+
+def log_ratios(ka, kb):
+    """Per-case log(speedup A / speedup B) of two final kernels of one operator."""
+    out = []
+    for x, y in zip(ka['report']['cases'], kb['report']['cases']):
+        sx, sy = speedup(x), speedup(y)
+        if sx and sy:
+            out.append(math.log(sx / sy))
+    return out
+
+
+def sessions(path, a, b):
+    """(A kernel, B kernel) of the same operator and repeat, for every pair."""
+    d = json.load(open(path))
     for f in d['final']:
         ks = {(k['config'], k.get('repeat', 0)): k for k in f['kernels']}
         for (c, r), k in ks.items():
-            if c != a or (b, r) not in ks: continue
-            ca = k['report']['cases']; cb = ks[(b, r)]['report']['cases']
-            for x, y in zip(ca, cb):
-                sx = x.get('speedup_ref'); sy = y.get('speedup_ref')
-                sx = sx['median'] if isinstance(sx, dict) else sx
-                sy = sy['median'] if isinstance(sy, dict) else sy
-                if sx and sy: out.append(math.log(sx / sy))
-    return out
-for a, b in [('tuner+memory', 'random'), ('tuner-nomemory', 'random'), ('tuner+memory', 'tuner-nomemory')]:
-    v = []
-    for p in sys.argv[1:]: v += pairs(p, a, b)
-    random.seed(1); n = len(v)
+            if c == a and (b, r) in ks:
+                yield k, ks[(b, r)]
+
+
+def bootstrap(v, seed):
+    random.seed(seed)
+    n = len(v)
     bs = sorted(math.exp(sum(random.choice(v) for _ in range(n)) / n) for _ in range(4000))
-    print(f"{a} / {b}: {math.exp(sum(v)/n):.3f}x [{bs[100]:.3f}, {bs[3899]:.3f}] over {n} (op, case, repeat) pairs; A faster in {sum(x>0 for x in v)}")
+    return bs[100], bs[3899]
+
+
+for a, b in [('tuner+memory', 'random'), ('tuner-nomemory', 'random'),
+             ('tuner+memory', 'tuner-nomemory')]:
+    v = [x for p in sys.argv[1:] for ka, kb in sessions(p, a, b) for x in log_ratios(ka, kb)]
+    n = len(v)
+    lo, hi = bootstrap(v, 1)
+    print(f"{a} / {b}: {math.exp(sum(v)/n):.3f}x [{lo:.3f}, {hi:.3f}] over {n} "
+          f"(op, case, repeat) pairs; A faster in {sum(x > 0 for x in v)}")
+
 # per (op, repeat): geomean over cases, then a sign count and a bootstrap over units
-def units(path, a, b):
-    d = json.load(open(path)); out = []
-    for f in d['final']:
-        ks = {(k['config'], k.get('repeat', 0)): k for k in f['kernels']}
-        for (c, r), k in ks.items():
-            if c != a or (b, r) not in ks: continue
-            v = []
-            for x, y in zip(k['report']['cases'], ks[(b, r)]['report']['cases']):
-                sx = x.get('speedup_ref'); sy = y.get('speedup_ref')
-                sx = sx['median'] if isinstance(sx, dict) else sx
-                sy = sy['median'] if isinstance(sy, dict) else sy
-                if sx and sy: v.append(math.log(sx / sy))
-            out.append(sum(v) / len(v))
-    return out
 for a, b in [('tuner+memory', 'random'), ('tuner-nomemory', 'random')]:
     u = []
-    for p in sys.argv[1:]: u += units(p, a, b)
-    n = len(u); random.seed(2)
-    bs = sorted(math.exp(sum(random.choice(u) for _ in range(n)) / n) for _ in range(4000))
+    for p in sys.argv[1:]:
+        for ka, kb in sessions(p, a, b):
+            v = log_ratios(ka, kb)
+            u.append(sum(v) / len(v))
+    n = len(u)
+    lo, hi = bootstrap(u, 2)
     k = sum(x > 0 for x in u)
-    p = sum(math.comb(n, i) for i in range(k, n + 1)) / 2 ** n
-    print(f"units {a}/{b}: {math.exp(sum(u)/n):.3f}x [{bs[100]:.3f}, {bs[3899]:.3f}], A faster in {k}/{n} (op, repeat) units, one-sided sign test p={p:.3f}")
+    pv = sum(math.comb(n, i) for i in range(k, n + 1)) / 2 ** n
+    print(f"units {a}/{b}: {math.exp(sum(u)/n):.3f}x [{lo:.3f}, {hi:.3f}], A faster in {k}/{n} "
+          f"(op, repeat) units, one-sided sign test p={pv:.3f}")
