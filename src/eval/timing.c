@@ -156,6 +156,13 @@ static int llc_known(const kope_evaluator *ev)
   return ev->hw && (kope_hw_cache_bytes(ev->hw, 3) > 0 || kope_hw_cache_bytes(ev->hw, 2) > 0);
 }
 
+/* Timed calls more than 8x faster than the fastest single call on fresh
+ * inputs, for single calls above 2 ms: results may be reused. */
+static int looks_cached(const kope_case_res *cr, double fresh_s)
+{
+  return fresh_s > 2e-3 && cr->t_cand * 8.0 < fresh_s;
+}
+
 /* Flag what no honest kernel does: beat the roofline, or run timed calls
  * far faster than calls on fresh inputs (a cache). */
 static void review(const kope_evaluator *ev, size_t c, const kope_case_res *cr,
@@ -179,7 +186,7 @@ static void review(const kope_evaluator *ev, size_t c, const kope_case_res *cr,
   else if (!cr->in_cache && llc_known(ev) && tb > 0 && cr->t_cand * 4.0 < tb)
     kope_report_flag(r, "roofline", 1, "case %zu: %.3g s per call beats the memory bound "
                      "%.3g s (%.3g GB/s)", c, cr->t_cand, tb, bw * 1e-9);
-  if (fresh_s > 2e-3 && cr->t_cand * 8.0 < fresh_s)
+  if (looks_cached(cr, fresh_s))
     kope_report_flag(r, "caching", 1, "case %zu: timed calls took %.3g s but calls on fresh "
                      "inputs %.3g s: results may be reused", c, cr->t_cand, fresh_s);
 }
@@ -322,11 +329,11 @@ static double fresh_min(const kope_case_res *cr, int seeds)
   return n >= 3 ? fresh : 0;
 }
 
-/* The seeds' single calls look far slower than timed calls: before that
- * is flagged as caching, time CONFIRM_CALLS more single calls, each on
- * new contents (a content-keyed cache misses every one). On a loaded
- * machine one call can lose a whole time slice, so only the fastest
- * counts; a real cache stays slow on every fresh call. */
+/* While the seeds' single calls look far slower than timed calls (before
+ * that is flagged as caching), time up to CONFIRM_CALLS more single calls,
+ * each on new contents (a content-keyed cache misses every one). On a
+ * loaded machine one call can lose a whole time slice, so only the
+ * fastest counts; a real cache stays slow on every fresh call. */
 #define CONFIRM_CALLS 5
 static int confirm_fresh(kope_evaluator *ev, size_t c, timed *cand, double rtt,
                          const kope_case_res *cr, double *fresh, kope_report *r,
@@ -335,7 +342,7 @@ static int confirm_fresh(kope_evaluator *ev, size_t c, timed *cand, double rtt,
   double el;
   int k, rc;
 
-  for (k = 0; k < CONFIRM_CALLS && cr->t_cand * 8.0 < *fresh; k++) {
+  for (k = 0; k < CONFIRM_CALLS && looks_cached(cr, *fresh); k++) {
     fill_slot(ev, c, 0, kope_rng_mix(r->eval_seed, 0xf7e54ULL + ((uint64_t)c << 16) +
                                          (uint64_t)k));
     if ((rc = run_batch(ev, c, cand, 1, &el, r, err)))
@@ -378,8 +385,7 @@ int kope_eval_time_case(kope_evaluator *ev, kope_worker *cand, size_t c, kope_ca
     return rc;
   summarize(ev, c, cr);
   fresh = fresh_min(cr, r->seeds);
-  if (fresh > 2e-3 && cr->t_cand * 8.0 < fresh &&
-      (rc = confirm_fresh(ev, c, &ts[0], rtt, cr, &fresh, r, err)))
+  if ((rc = confirm_fresh(ev, c, &ts[0], rtt, cr, &fresh, r, err)))
     return rc;
   review(ev, c, cr, fresh, r);
   return 0;
