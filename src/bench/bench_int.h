@@ -19,6 +19,16 @@ double kope_bj_num2(const json_t *o, const char *k1, const char *k2, double dflt
 const char *kope_bj_str(const json_t *o, const char *key);
 int kope_bj_bool(const json_t *o, const char *key);
 
+/* Evaluation settings of the search and of the final re-measurement, the
+ * options with their defaults applied (config.c; docs/bench.md). */
+typedef struct kope_bench_eval {
+  int seeds;                 /* input seeds per case */
+  double case_budget_s;      /* timing seconds per case */
+  int min_rounds;            /* search: minimum timing rounds per case */
+} kope_bench_eval;
+kope_bench_eval kope_bench_search_eval(const kope_bench_opts *o);
+kope_bench_eval kope_bench_final_eval(const kope_bench_opts *o);
+
 /* A deterministic 64-bit generator (splitmix64). */
 uint64_t kope_bench_rand(uint64_t *state);
 

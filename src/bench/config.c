@@ -69,6 +69,26 @@ double kope_bj_num2(const json_t *o, const char *k1, const char *k2, double dflt
   return kope_bj_num(json_object_get(o, k1), k2, dflt);
 }
 
+kope_bench_eval kope_bench_search_eval(const kope_bench_opts *o)
+{
+  kope_bench_eval e;
+
+  e.seeds = o->eval_seeds > 0 ? o->eval_seeds : 1;
+  e.case_budget_s = o->case_budget_s > 0 ? o->case_budget_s : 0.03;
+  e.min_rounds = o->eval_rounds > 0 ? o->eval_rounds : 5;
+  return e;
+}
+
+kope_bench_eval kope_bench_final_eval(const kope_bench_opts *o)
+{
+  kope_bench_eval e;
+
+  e.seeds = o->final_seeds > 0 ? o->final_seeds : 5;
+  e.case_budget_s = o->final_case_budget_s > 0 ? o->final_case_budget_s : 0.1;
+  e.min_rounds = 0;   /* the evaluator's default */
+  return e;
+}
+
 const char *kope_bj_str(const json_t *o, const char *key)
 {
   const char *s = json_string_value(json_object_get(o, key));

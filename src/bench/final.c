@@ -16,14 +16,15 @@
 static kope_evaluator *open_eval(const kope_bench_opts *o, const kope_op *op,
                                  const char *base_src, kope_err *err)
 {
+  kope_bench_eval fe = kope_bench_final_eval(o);
   kope_eval_opts eo;
   kope_evaluator *ev;
 
   kope_eval_opts_init(&eo);
   eo.target = o->target;
-  eo.seeds = o->final_seeds > 0 ? o->final_seeds : 5;
+  eo.seeds = fe.seeds;
   eo.threads = o->threads;
-  eo.case_budget_s = o->final_case_budget_s > 0 ? o->final_case_budget_s : 0.1;
+  eo.case_budget_s = fe.case_budget_s;
   if (!(ev = kope_evaluator_new(op, &eo, err)))
     return NULL;
   if (base_src && kope_evaluator_set_base(ev, base_src, err) != KOPE_OK) {

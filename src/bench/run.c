@@ -148,6 +148,7 @@ static int add_operators(bench *b, kope_err *err)
 static json_t *settings_json(const bench *b)
 {
   const kope_bench_opts *o = b->o;
+  kope_bench_eval se = kope_bench_search_eval(o), fe = kope_bench_final_eval(o);
   json_t *s = json_object(), *ops = json_array(), *cfgs = json_array();
   size_t i;
 
@@ -170,13 +171,11 @@ static json_t *settings_json(const bench *b)
   json_object_set_new(s, "source_memory", o->source_memory ? json_string(o->source_memory) : json_null());
   json_object_set_new(s, "ops_dir", o->ops_dir ? json_string(o->ops_dir) : json_null());
   json_object_set_new(s, "workdir", json_string(o->workdir));
-  json_object_set_new(s, "search_eval", json_pack("{s:i, s:f, s:i, s:b}", "seeds",
-      o->eval_seeds > 0 ? o->eval_seeds : 1, "case_budget_s",
-      o->case_budget_s > 0 ? o->case_budget_s : 0.03, "min_rounds",
-      o->eval_rounds > 0 ? o->eval_rounds : 5, "vendor", o->search_vendor != 0));
-  json_object_set_new(s, "final_eval", json_pack("{s:i, s:f}", "seeds",
-      o->final_seeds > 0 ? o->final_seeds : 5, "case_budget_s",
-      o->final_case_budget_s > 0 ? o->final_case_budget_s : 0.1));
+  json_object_set_new(s, "search_eval", json_pack("{s:i, s:f, s:i, s:b}", "seeds", se.seeds,
+      "case_budget_s", se.case_budget_s, "min_rounds", se.min_rounds, "vendor",
+      o->search_vendor != 0));
+  json_object_set_new(s, "final_eval", json_pack("{s:i, s:f}", "seeds", fe.seeds,
+      "case_budget_s", fe.case_budget_s));
   return s;
 }
 
@@ -228,6 +227,7 @@ static void opt_opts(const bench *b, const kope_bench_config *c, int rep, const 
                      const char *db, const char *out, kope_opt_opts *oo)
 {
   const kope_bench_opts *o = b->o;
+  kope_bench_eval se = kope_bench_search_eval(o);
 
   kope_opt_opts_init(oo);
   oo->op = op;
@@ -242,10 +242,10 @@ static void opt_opts(const bench *b, const kope_bench_config *c, int rep, const 
   oo->context = c->context;
   oo->budget_evals = o->budget_evals;
   oo->out = out;
-  oo->eval_seeds = o->eval_seeds > 0 ? o->eval_seeds : 1;
+  oo->eval_seeds = se.seeds;
   oo->no_vendor = !o->search_vendor;
-  oo->case_budget_s = o->case_budget_s > 0 ? o->case_budget_s : 0.03;
-  oo->min_rounds = o->eval_rounds > 0 ? o->eval_rounds : 5;
+  oo->case_budget_s = se.case_budget_s;
+  oo->min_rounds = se.min_rounds;
   oo->threads = o->threads;
   oo->start_plain = o->start_plain;
   oo->stop = o->stop;
@@ -347,9 +347,11 @@ static char *target_seed(const bench *b, const kope_op *op)
   return path;
 }
 
-/* With --start plain the "seed" of the tables is the plain starting
- * kernel every session began from: written to WORKDIR/start/OP.EXT.
- * Returns the path to judge (caller frees), NULL with e set on error. */
+/* The kernel of the tables' "seed" row, from seed_path (the target's
+ * seed, which this takes over): without --start plain that path itself;
+ * with it, the plain starting kernel every session began from, written to
+ * WORKDIR/start/OP.EXT. Returns the path to judge (caller frees), NULL
+ * with e set on error. */
 static char *start_kernel(const bench *b, const char *opname, char *seed_path, kope_err *e)
 {
   const char *ext = strrchr(seed_path, '.');
