@@ -135,11 +135,16 @@ int kope_agent_record_start(agent *a, kope_report *r, kope_err *err)
   at.r = r;
   at.p.source = a->inc_src;
   at.p.layer = (char *)"";
-  at.p.thought_id = (char *)(a->o->start_plain ? "start.plain" :
-                             a->o->from ? "start.from_file" : "start.seed");
-  at.p.title = (char *)(a->o->start_plain ? "the starting kernel with every knob at its first "
-                                            "value (--start plain)" :
-                        a->o->from ? "starting kernel (--from)" : "the operator's seed kernel");
+  if (a->o->start_plain) {
+    at.p.thought_id = (char *)"start.plain";
+    at.p.title = (char *)"the starting kernel with every knob at its first value (--start plain)";
+  } else if (a->o->from) {
+    at.p.thought_id = (char *)"start.from_file";
+    at.p.title = (char *)"starting kernel (--from)";
+  } else {
+    at.p.thought_id = (char *)"start.seed";
+    at.p.title = (char *)"the operator's seed kernel";
+  }
   at.p.rationale = (char *)"the first incumbent";
   rc = kope_agent_record(a, &at, err);
   a->inc_case = at.case_id;
