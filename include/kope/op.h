@@ -73,6 +73,17 @@ size_t kope_op_nargs(const kope_op *op);
 const kope_arg *kope_op_arg(const kope_op *op, size_t i);
 size_t kope_op_ncases(const kope_op *op);
 const char *kope_op_case_name(const kope_op *op, size_t c);   /* never NULL */
+/* A case's role (op.json "role"): KOPE_CASE_CHECK cases are judged for
+ * correctness only, never timed or scored; KOPE_CASE_PERF cases are judged,
+ * timed and scored. A case without "role" is both (KOPE_CASE_BOTH), as every
+ * case was before roles existed. */
+typedef enum { KOPE_CASE_BOTH = 0, KOPE_CASE_CHECK = 1, KOPE_CASE_PERF = 2 } kope_case_role;
+kope_case_role kope_op_case_role(const kope_op *op, size_t c);
+/* Nonzero when case c is timed and scored (role perf, or no role). */
+int kope_op_case_timed(const kope_op *op, size_t c);
+/* Where a perf case's shape comes from (op.json "source", e.g. "Llama-2-7B
+ * FFN up projection, 64 tokens"); "" when not given. Never NULL. */
+const char *kope_op_case_source(const kope_op *op, size_t c);
 /* Paths (owned by op); vendor NULL when the operator has none. */
 const char *kope_op_reference_path(const kope_op *op);
 const char *kope_op_seed_path(const kope_op *op);

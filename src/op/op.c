@@ -46,6 +46,28 @@ const char *kope_op_case_name(const kope_op *op, size_t c)
   return json_is_string(n) ? json_string_value(n) : "";
 }
 
+kope_case_role kope_op_case_role(const kope_op *op, size_t c)
+{
+  json_t *r = c < op->ncases ? json_object_get(op->cases[c], "role") : NULL;
+  const char *v = json_is_string(r) ? json_string_value(r) : "";
+  if (!strcmp(v, "check"))
+    return KOPE_CASE_CHECK;
+  if (!strcmp(v, "perf"))
+    return KOPE_CASE_PERF;
+  return KOPE_CASE_BOTH;
+}
+
+int kope_op_case_timed(const kope_op *op, size_t c)
+{
+  return kope_op_case_role(op, c) != KOPE_CASE_CHECK;
+}
+
+const char *kope_op_case_source(const kope_op *op, size_t c)
+{
+  json_t *n = c < op->ncases ? json_object_get(op->cases[c], "source") : NULL;
+  return json_is_string(n) ? json_string_value(n) : "";
+}
+
 const char *kope_op_lib_flag(const char *lib)
 {
   if (!strcmp(lib, "openblas"))

@@ -415,7 +415,7 @@ static int parse_args(kope_op *op, json_t *root, kope_err *err)
 }
 
 /* A case object: every dim and every param without default; nothing else
- * but "name". */
+ * but "name", "source" (strings) and "role" ("check" or "perf"). */
 static int parse_case(kope_op *op, json_t *c, size_t ci, kope_err *err)
 {
   char f[64];
@@ -431,9 +431,16 @@ static int parse_case(kope_op *op, json_t *c, size_t ci, kope_err *err)
   json_object_foreach(c, key, v) {
     int ai = find_arg(op, key);
     snprintf(f, sizeof f, "cases[%zu].%s", ci, key);
-    if (!strcmp(key, "name")) {
+    if (!strcmp(key, "name") || !strcmp(key, "source")) {
       if (!json_is_string(v))
         return bad(op, err, f, "expected a string");
+      continue;
+    }
+    if (!strcmp(key, "role")) {
+      if (!json_is_string(v) || (strcmp(json_string_value(v), "check") &&
+                                 strcmp(json_string_value(v), "perf")))
+        return bad(op, err, f, "expected \"check\" (judged, never timed) or \"perf\" "
+                   "(judged, timed and scored)");
       continue;
     }
     if (ai < 0 || (op->args[ai].role != KOPE_ROLE_DIM && op->args[ai].role != KOPE_ROLE_PARAM))
@@ -476,7 +483,11 @@ static int parse_cases(kope_op *op, json_t *root, kope_err *err)
   json_array_foreach(cases, i, c)
     if ((rc = parse_case(op, c, i, err)))
       return rc;
-  return KOPE_OK;
+  for (i = 0; i < op->ncases; i++)
+    if (kope_op_case_timed(op, i))
+      return KOPE_OK;
+  return bad(op, err, "cases", "every case has role \"check\": at least one must be "
+             "\"perf\" (or have no role) so that something is timed");
 }
 
 static int parse_file_field(kope_op *op, json_t *root, const char *key, const char *field,
