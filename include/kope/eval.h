@@ -107,7 +107,8 @@ kope_report *kope_evaluate_vendor(kope_evaluator *ev, kope_err *err);
  * KOPE_EINPUT. */
 int kope_evaluator_set_base(kope_evaluator *ev, const char *source, kope_err *err);
 
-/* Candidate vs base over all timed cases. speedup is the geometric mean of
+/* Candidate vs base over all timed cases (perf cases and cases without a
+ * role; never check cases). speedup is the geometric mean of
  * the per-case median ratios t_base / t_cand; lo/hi the geometric means of
  * the per-case confidence bounds; wins counts the interleaved rounds
  * (over all cases) in which the candidate was faster, p_value the
@@ -129,12 +130,26 @@ const char *kope_report_reason(const kope_report *r);     /* one line */
 /* Compact feedback for a policy: diagnostics or the first mismatch, and the
  * measured speedups. Owned by the report. */
 const char *kope_report_feedback(const kope_report *r);
-double kope_report_speedup_ref(const kope_report *r);     /* geomean over cases; 0 if none */
+/* Geomeans over the timed cases only (check cases are never scored). */
+double kope_report_speedup_ref(const kope_report *r);     /* geomean over timed cases; 0 if none */
 double kope_report_speedup_vendor(const kope_report *r);  /* 0 when no vendor */
 double kope_report_roofline(const kope_report *r);        /* geomean fraction; 0 if unknown */
 size_t kope_report_ncases(const kope_report *r);
 /* Per case: median speedup vs reference and its ~95% CI. */
 double kope_report_case_speedup(const kope_report *r, size_t c, double *lo, double *hi);
+/* Per case: its op.json name ("" when none), shape label (as
+ * kope_op_case_label) and role; owned by the report. Check cases are
+ * judged for correctness only: never timed, never in a geomean, a score
+ * or the comparison with the base. */
+const char *kope_report_case_name(const kope_report *r, size_t c);
+const char *kope_report_case_label(const kope_report *r, size_t c);
+kope_case_role kope_report_case_role(const kope_report *r, size_t c);
+/* Nonzero when case c was timed (its speedups and seconds are measured). */
+int kope_report_case_timed(const kope_report *r, size_t c);
+/* Per case: median speedup vs the vendor baseline; 0 when none or untimed. */
+double kope_report_case_vendor(const kope_report *r, size_t c);
+/* "check", "perf" or "both" (a case without a role). */
+const char *kope_case_role_name(kope_case_role role);
 /* Median candidate time per call, seconds. */
 double kope_report_case_seconds(const kope_report *r, size_t c);
 double kope_report_compile_seconds(const kope_report *r);

@@ -5,7 +5,8 @@
  * one (configuration, repeat, operator); a pair is one (unit, case).
  * Speedups, pass rates, fast_p, the roofline fraction and the score come
  * from the final re-measurement only; evaluations, tokens and curves from
- * the runs.
+ * the runs. Scores, speedups and fast_p are over timed cases only: a case
+ * whose role is "check" counts for the pass rate, never for a score.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@ typedef struct unit {
   size_t ncases, passed;        /* cases passed (lower bound for incorrect) */
   int accepted;
   double *sp, *ven, *score, *base;   /* per case; 0 = not measured */
+  int *timed;                   /* per case: scored (not a "check" case) */
+  size_t ntimed;
   double sp_op, ven_op, roof;
 } unit;
 
@@ -31,6 +34,7 @@ static void unit_release(unit *u)
   free(u->ven);
   free(u->score);
   free(u->base);
+  free(u->timed);
   memset(u, 0, sizeof *u);
 }
 
@@ -98,6 +102,13 @@ static void unit_fill(unit *u, const json_t *k, size_t ncases)
   u->ven = calloc(ncases + 1, sizeof *u->ven);
   u->score = calloc(ncases + 1, sizeof *u->score);
   u->base = calloc(ncases + 1, sizeof *u->base);
+  u->timed = calloc(ncases + 1, sizeof *u->timed);
+  /* check cases (role "check" in the report) are judged, never scored */
+  for (c = 0; c < ncases; c++) {
+    json_t *jc = json_array_get(cases, c);
+    u->timed[c] = !jc || strcmp(kope_bj_str(jc, "role"), "check") != 0;
+    u->ntimed += (size_t)u->timed[c];
+  }
   if (!rep)
     return;
   u->passed = passed_cases(rep, ncases);
@@ -105,7 +116,8 @@ static void unit_fill(unit *u, const json_t *k, size_t ncases)
   if (!u->accepted)
     return;
   for (c = 0; c < ncases && c < json_array_size(cases); c++)
-    unit_case(u, c, json_array_get(cases, c));
+    if (u->timed[c])
+      unit_case(u, c, json_array_get(cases, c));
   u->sp_op = kope_bj_num(rep, "speedup_ref", 0);
   u->ven_op = kope_bj_num(rep, "speedup_vendor", 0);
   u->roof = kope_bj_num(rep, "roofline_fraction", 0);
@@ -150,7 +162,7 @@ static double dv_median(dvec *d)
 /* ---- per configuration ---- */
 
 typedef struct cfg_acc {
-  double cases_total, cases_passed, any, solved, units, score_sum;
+  double cases_total, cases_passed, any, solved, units, score_sum, score_cases;
   double fast[3], fast_ven[3];
   dvec sp, ven, roof, e90;
   double evals, remeasures, tokens, ctx_tokens, seconds;
@@ -167,8 +179,9 @@ static void acc_unit(cfg_acc *a, const unit *u)
   a->cases_passed += (double)u->passed;
   a->any += u->passed > 0;
   a->solved += u->ncases && u->passed == u->ncases;
+  a->score_cases += (double)u->ntimed;
   for (c = 0; c < u->ncases; c++)
-    a->score_sum += u->score[c];
+    a->score_sum += u->timed[c] ? u->score[c] : 0.0;
   if (!u->accepted)
     return;
   for (p = 0; p < 3; p++) {
@@ -256,7 +269,7 @@ static json_t *acc_json(cfg_acc *a, double repeats)
   json_object_set_new(j, "geomean_roofline", json_real(dv_geomean(&a->roof)));
   json_object_set_new(j, "fast_p", fast_json(a->fast, a->units));
   json_object_set_new(j, "fast_p_vendor", fast_json(a->fast_ven, a->units));
-  json_object_set_new(j, "score", json_real(a->cases_total ? 100.0 * a->score_sum / a->cases_total : 0));
+  json_object_set_new(j, "score", json_real(a->score_cases ? 100.0 * a->score_sum / a->score_cases : 0));
   json_object_set_new(j, "evaluations", json_integer((json_int_t)a->evals));
   json_object_set_new(j, "remeasurements", json_integer((json_int_t)a->remeasures));
   json_object_set_new(j, "tokens", json_integer((json_int_t)a->tokens));
@@ -444,7 +457,7 @@ int kope_bench_metrics(json_t *doc, kope_err *err)
       operator_metrics(doc), "score_formula",
       "per case s = (T_ref - T_HW) / ((T_cand - T_HW) + (T_ref - T_HW)), T_HW the roofline "
       "time, times clamped to >= T_HW; failed cases 0; score = 100 * mean over all "
-      "(operator x case x repeat) pairs"));
+      "(operator x timed case x repeat) pairs (check cases are never scored)"));
   json_object_set_new(doc, "paired", paired_all(doc, cfgs, repeats));
   return KOPE_OK;
 }

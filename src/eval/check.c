@@ -372,35 +372,50 @@ static int64_t first_failure(cmp_ctx *c, int64_t n, double max_err[2])
 static void mismatch(const kope_op *op, size_t c, int s, const kope_arg *a, int64_t j,
                      double e, double g, int unwritten, kope_report *r)
 {
-  char *label = kope_op_case_label(op, c);
+  char *label = kope_op_case_label(op, c), tag[300];
 
+  kope_eval_case_tag(op, c, tag, sizeof tag);
   if (unwritten)
     kope_report_fail(r, KOPE_INCORRECT, "%s[%lld] was never written (still poison), expected "
-                     "%.9g (case %zu: %s, seed %d)", a->name, (long long)j, e, c, label, s);
+                     "%.9g (%s, seed %d)", a->name, (long long)j, e, tag, s);
   else
-    kope_report_fail(r, KOPE_INCORRECT, "%s[%lld] = %.9g, expected %.9g (case %zu: %s, seed %d)",
-                     a->name, (long long)j, g, e, c, label, s);
+    kope_report_fail(r, KOPE_INCORRECT, "%s[%lld] = %.9g, expected %.9g (%s, seed %d)",
+                     a->name, (long long)j, g, e, tag, s);
   {
     char es[40], gs[40];
     snprintf(es, sizeof es, "%.9g", e);
     snprintf(gs, sizeof gs, "%.9g", g);
-    r->mismatch = json_pack("{s:i, s:s, s:i, s:s, s:I, s:s, s:s, s:b}", "case", (int)c,
-                            "case_dims", label, "seed", s, "output", a->name, "index",
+    r->mismatch = json_pack("{s:i, s:s, s:s, s:i, s:s, s:I, s:s, s:s, s:b}", "case", (int)c,
+                            "case_name", kope_op_case_name(op, c), "case_dims", label, "seed", s, "output", a->name, "index",
                             (json_int_t)j, "expected", es, "got", gs, "unwritten", unwritten);
   }
   free(label);
 }
 
-static int check_canary(const kope_arg *a, const kope_layout *l, size_t i,
+void kope_eval_case_tag(const kope_op *op, size_t c, char *buf, size_t size)
+{
+  char *label = kope_op_case_label(op, c);
+  const char *name = kope_op_case_name(op, c);
+
+  if (*name)
+    snprintf(buf, size, "case %zu \"%s\" (%s)", c, name, label);
+  else
+    snprintf(buf, size, "case %zu (%s)", c, label);
+  free(label);
+}
+
+static int check_canary(const kope_op *op, const kope_arg *a, const kope_layout *l, size_t i,
                         const unsigned char *got, size_t c, kope_report *r)
 {
   uint64_t k;
 
   for (k = l->end[i]; k < l->guard[i]; k++)
     if (got[k] != CANARY) {
+      char tag[300];
+      kope_eval_case_tag(op, c, tag, sizeof tag);
       kope_report_fail(r, KOPE_INCORRECT, "wrote past the end of output %s (byte %llu after "
-                       "its last element, case %zu)", a->name,
-                       (unsigned long long)(k - l->end[i]), c);
+                       "its last element, %s)", a->name,
+                       (unsigned long long)(k - l->end[i]), tag);
       return -1;
     }
   return 0;
@@ -437,7 +452,7 @@ int kope_eval_compare(const kope_op *op, size_t c, int s, const kope_case_bind *
                is_poison(a->dtype, g, j, trial), r);
       return -1;
     }
-    if (check_canary(a, l, i, got, c, r))
+    if (check_canary(op, a, l, i, got, c, r))
       return -1;
   }
   return 0;

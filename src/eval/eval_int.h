@@ -27,6 +27,9 @@ typedef struct kope_layout {
 } kope_layout;
 
 typedef struct kope_case_res {
+  char name[64];                            /* op.json "name" ("" when none) */
+  char shape[200];                          /* kope_op_case_label */
+  kope_case_role role;                      /* check cases are judged, never timed */
   int timed;
   int nrounds;
   double s_cand[KOPE_EVAL_MAX_ROUNDS], s_ref[KOPE_EVAL_MAX_ROUNDS],
@@ -104,6 +107,10 @@ int kope_eval_compare(const kope_op *op, size_t c, int seed_index, const kope_ca
                       const unsigned char *exp, uint64_t trial, kope_report *r,
                       double max_err[2]);
 uint64_t kope_eval_hash(const unsigned char *p, size_t n);
+
+/* "case 2 \"tiny\" (n=7)" (the name only when the case has one): how a
+ * failure names a case. */
+void kope_eval_case_tag(const kope_op *op, size_t c, char *buf, size_t size);
 
 /* eval.c: turn a candidate worker's failure into a verdict */
 void kope_eval_worker_failure(kope_report *r, const kope_worker *w, int st, const char *when);

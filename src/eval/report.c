@@ -18,6 +18,21 @@ const char *kope_verdict_name(kope_verdict v)
   return (unsigned)v < 6 ? n[v] : "unknown";
 }
 
+/* Each case's name, shape and role, so a report describes its cases
+ * without the operator. */
+static void case_ids(kope_report *r, const kope_op *op)
+{
+  size_t c;
+
+  for (c = 0; c < r->ncases && c < kope_op_ncases(op); c++) {
+    char *l = kope_op_case_label(op, c);
+    snprintf(r->cases[c].name, sizeof r->cases[c].name, "%s", kope_op_case_name(op, c));
+    snprintf(r->cases[c].shape, sizeof r->cases[c].shape, "%s", l);
+    r->cases[c].role = kope_op_case_role(op, c);
+    free(l);
+  }
+}
+
 kope_report *kope_report_new(const kope_evaluator *ev)
 {
   kope_report *r = calloc(1, sizeof *r);
@@ -32,6 +47,7 @@ kope_report *kope_report_new(const kope_evaluator *ev)
     const kope_op_vendor *v = kope_op_vendor_for(ev->op, kope_target_name(ev->t));
     r->vendor_name = kope_strdup(!ev->has_vendor ? "" : v ? v->name : kope_op_vendor_name(ev->op));
   }
+  case_ids(r, ev->op);
   r->seeds = ev->o.seeds;
   r->eval_seed = ev->o.seed ? ev->o.seed : kope_rng_os_seed();
   return r;
@@ -163,6 +179,28 @@ static void environment(kope_report *r, const kope_evaluator *ev)
   json_object_set_new(r->env, "sandbox", kope_sandbox_caps_json(kope_sandbox_probe()));
 }
 
+static size_t timed_cases(const kope_report *r)
+{
+  size_t c, n = 0;
+
+  for (c = 0; c < r->ncases; c++)
+    n += r->cases[c].timed != 0;
+  return n;
+}
+
+static void feedback_case(kope_buf *b, const kope_report *r, size_t c)
+{
+  const kope_case_res *cr = &r->cases[c];
+
+  kope_buf_printf(b, "  case %zu%s%s%s (%s): ", c, *cr->name ? " \"" : "", cr->name,
+                  *cr->name ? "\"" : "", cr->shape);
+  if (cr->timed)
+    kope_buf_printf(b, "%.3fx [%.3f, %.3f] %.3g s/call\n", cr->sp_ref, cr->sp_ref_lo,
+                    cr->sp_ref_hi, cr->t_cand);
+  else
+    kope_buf_puts(b, "correct (check case, not timed)\n");
+}
+
 static void make_feedback(kope_report *r)
 {
   kope_buf b;
@@ -182,10 +220,9 @@ static void make_feedback(kope_report *r)
       kope_buf_printf(&b, ", vs %s: %.3fx", r->vendor_name, r->sp_ven);
     if (r->roof > 0)
       kope_buf_printf(&b, ", roofline fraction %.3f", r->roof);
-    kope_buf_puts(&b, "\n");
+    kope_buf_printf(&b, " (over the %zu timed cases)\n", timed_cases(r));
     for (c = 0; c < r->ncases; c++)
-      kope_buf_printf(&b, "  case %zu: %.3fx [%.3f, %.3f] %.3g s/call\n", c, r->cases[c].sp_ref,
-                      r->cases[c].sp_ref_lo, r->cases[c].sp_ref_hi, r->cases[c].t_cand);
+      feedback_case(&b, r, c);
   }
   if (r->log && *r->log && r->verdict != KOPE_CORRECT)
     kope_buf_printf(&b, "kernel output:\n%.2000s\n", r->log);
@@ -195,8 +232,8 @@ static void make_feedback(kope_report *r)
 void kope_report_finish(kope_report *r, const kope_evaluator *ev)
 {
   if (r->verdict == KOPE_CORRECT && !r->review)
-    snprintf(r->reason, sizeof r->reason, "all %zu cases correct on %d seeds", r->ncases,
-             r->seeds);
+    snprintf(r->reason, sizeof r->reason, "all %zu cases correct on %d seeds (%zu timed)",
+             r->ncases, r->seeds, timed_cases(r));
   geomeans(r);
   environment(r, ev);
   r->overhead_s = r->total_s - r->compile_s - r->wait_s;
@@ -255,6 +292,36 @@ double kope_report_case_speedup(const kope_report *r, size_t c, double *lo, doub
   return r->cases[c].sp_ref;
 }
 
+const char *kope_report_case_name(const kope_report *r, size_t c)
+{
+  return c < r->ncases ? r->cases[c].name : "";
+}
+
+const char *kope_report_case_label(const kope_report *r, size_t c)
+{
+  return c < r->ncases ? r->cases[c].shape : "";
+}
+
+kope_case_role kope_report_case_role(const kope_report *r, size_t c)
+{
+  return c < r->ncases ? r->cases[c].role : KOPE_CASE_BOTH;
+}
+
+int kope_report_case_timed(const kope_report *r, size_t c)
+{
+  return c < r->ncases && r->cases[c].timed;
+}
+
+double kope_report_case_vendor(const kope_report *r, size_t c)
+{
+  return c < r->ncases && r->has_vendor ? r->cases[c].sp_ven : 0.0;
+}
+
+const char *kope_case_role_name(kope_case_role role)
+{
+  return role == KOPE_CASE_CHECK ? "check" : role == KOPE_CASE_PERF ? "perf" : "both";
+}
+
 double kope_report_case_seconds(const kope_report *r, size_t c)
 {
   return c < r->ncases ? r->cases[c].t_cand : 0.0;
@@ -291,8 +358,11 @@ static json_t *samples(const double *v, int n)
 static json_t *case_json(const kope_report *r, size_t c)
 {
   const kope_case_res *cr = &r->cases[c];
-  json_t *j = json_pack("{s:i, s:f, s:f, s:f, s:f}", "index", (int)c, "max_abs_error",
-                        cr->max_err[0], "max_error_ratio", cr->max_err[1], "flops", cr->flops, "bytes", cr->bytes);
+  json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:b, s:f, s:f, s:f, s:f}", "index", (int)c,
+                        "name", cr->name, "shape", cr->shape, "role",
+                        kope_case_role_name(cr->role), "timed", cr->timed, "max_abs_error",
+                        cr->max_err[0], "max_error_ratio", cr->max_err[1], "flops", cr->flops,
+                        "bytes", cr->bytes);
 
   if (!cr->timed)
     return j;

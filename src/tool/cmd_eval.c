@@ -128,7 +128,7 @@ static json_t *build_json(const char *path, const kope_report *r)
   return j;
 }
 
-static void print_human(const kope_op *op, const char *path, const kope_report *r,
+static void print_human(const char *path, const kope_report *r,
                         int build_only)
 {
   json_t *j = kope_report_to_json(r), *cases = json_object_get(j, "cases"), *c;
@@ -139,22 +139,27 @@ static void print_human(const kope_op *op, const char *path, const kope_report *
   if (kope_report_verdict(r) == KOPE_COMPILE_ERROR)
     printf("%s", json_string_value(json_object_get(j, "diagnostics")));
   if (kope_report_accepted(r) && kope_report_speedup_ref(r) > 0 && !build_only) {
-    printf("  %-4s %-24s %12s %12s %22s %10s %8s\n", "case", "dims", "kernel s", "ref s",
-           "vs ref [95% CI]", "vs vendor", "roofline");
+    printf("  %-4s %-5s %-16s %-24s %12s %12s %22s %10s %8s\n", "case", "role", "name", "dims",
+           "kernel s", "ref s", "vs ref [95% CI]", "vs vendor", "roofline");
     json_array_foreach(cases, i, c) {
-      char *label = kope_op_case_label(op, i), ci[48];
+      char ci[48];
       json_t *sr = json_object_get(c, "speedup_ref"), *sv = json_object_get(c, "speedup_vendor");
+      printf("  %-4zu %-5s %-16.16s %-24.24s", i, kope_case_role_name(kope_report_case_role(r, i)),
+             kope_report_case_name(r, i), kope_report_case_label(r, i));
+      if (!kope_report_case_timed(r, i)) {
+        printf(" %12s\n", "correct, not timed");
+        continue;
+      }
       snprintf(ci, sizeof ci, "%.2fx [%.2f, %.2f]", json_real_value(json_object_get(sr, "median")),
                json_real_value(json_object_get(sr, "ci_lo")),
                json_real_value(json_object_get(sr, "ci_hi")));
-      printf("  %-4zu %-24.24s %12.3g %12.3g %22s %9.2fx %8.3f\n", i, label,
+      printf(" %12.3g %12.3g %22s %9.2fx %8.3f\n",
              json_real_value(json_object_get(json_object_get(c, "seconds"), "candidate")),
              json_real_value(json_object_get(json_object_get(c, "seconds"), "reference")), ci,
              sv ? json_real_value(json_object_get(sv, "median")) : 0.0,
              json_real_value(json_object_get(c, "roofline_fraction")));
-      free(label);
     }
-    printf("  geomean: %.3fx vs reference", kope_report_speedup_ref(r));
+    printf("  geomean over the timed cases: %.3fx vs reference", kope_report_speedup_ref(r));
     if (kope_report_speedup_vendor(r) > 0)   /* the target's own vendor, named in the report */
       printf(", %.3fx vs %s", kope_report_speedup_vendor(r),
              json_string_value(json_object_get(j, "vendor")));
@@ -217,7 +222,7 @@ static int run(eval_args *a, kope_op *op, char **sources)
     kope_cli_print_json(json_pack("{s:s, s:o}", "op", kope_op_name(op), "reports", arr));
   } else if (rc == KOPE_OK) {
     for (i = 0; i < a->nkernels; i++)
-      print_human(op, a->kernels[i], reps[i], a->o.build_only);
+      print_human(a->kernels[i], reps[i], a->o.build_only);
   }
   for (i = 0; i < a->nkernels; i++)
     kope_report_free(reps[i]);

@@ -196,9 +196,12 @@ static void print_show(const kope_op *op, json_t *knobs)
          kope_op_category(op), kope_op_level(op), kope_op_description(op), proto);
   for (i = 0; i < kope_op_ncases(op); i++) {
     char *l = kope_op_case_label(op, i);
-    printf("  %2zu  %s %s\n", i, l, kope_op_case_name(op, i));
+    const char *src = kope_op_case_source(op, i);
+    printf("  %2zu  %-5s %s %s%s%s%s\n", i, kope_case_role_name(kope_op_case_role(op, i)), l,
+           kope_op_case_name(op, i), *src ? " (source: " : "", src, *src ? ")" : "");
     free(l);
   }
+  printf("  (check: judged, never timed or scored; perf and both: judged, timed, scored)\n");
   printf("\nseed knobs (%s):\n", kope_op_seed_path(op));
   json_array_foreach(knobs, i, k) {
     char *vals = json_dumps(json_object_get(k, "values"), JSON_COMPACT);
