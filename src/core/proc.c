@@ -100,6 +100,8 @@ static void child_exec(const kope_proc_opts *o, int outfd, char *const *envp)
   if (o->cwd && chdir(o->cwd) != 0)
     _exit(126);
   kope_proc_child_setup(&o->limits, 3);
+  if (o->child_hook)
+    o->child_hook(o->child_ctx);
   execvpe(o->argv[0], (char *const *)o->argv, envp);
   _exit(127);
 }

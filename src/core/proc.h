@@ -27,6 +27,10 @@ typedef struct kope_proc_opts {
   double timeout_s;          /* wall clock, 0 = none */
   kope_limits limits;
   size_t capture_limit;      /* bytes of output kept (0 = 1 MiB) */
+  /* Run in the child just before exec (NULL: none); async-signal-safe
+   * calls only (the candidate compile's sandbox, src/eval/sandbox.c). */
+  void (*child_hook)(void *ctx);
+  void *child_ctx;
 } kope_proc_opts;
 
 typedef struct kope_proc_result {

@@ -28,6 +28,7 @@
 #define LL_VERSION (1U << 0)
 #define LL_RULE_PATH_BENEATH 1
 #define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
 #define LL_FS_READ_FILE (1ULL << 2)
 #define LL_FS_READ_DIR (1ULL << 3)
 #define LL_NET_ALL ((1ULL << 0) | (1ULL << 1))           /* bind, connect TCP */
@@ -151,19 +152,23 @@ static int ll_allow(int ruleset, const char *path, uint64_t access)
   return rc;
 }
 
-static int enter_landlock(int abi, const char *rundir)
+/* ro: paths read/execute only; files: single files read/write (may be
+ * NULL); rundir: read-write. */
+static int enter_landlock(int abi, const char *const *ro, const char *const *files,
+                          const char *rundir)
 {
-  static const char *const ro[] = {"/usr", "/lib", "/lib64", "/bin", "/etc", "/proc",
-                                   "/sys", "/dev", NULL};
   struct ll_ruleset_attr a = {ll_fs_all(abi), LL_NET_ALL, LL_SCOPE_ALL};
   size_t asize = abi >= 6 ? 24 : abi >= 4 ? 16 : 8;
   uint64_t rx = (LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR) & a.fs;
+  uint64_t rw = (LL_FS_READ_FILE | LL_FS_WRITE_FILE) & a.fs;
   int rs = (int)syscall(__NR_landlock_create_ruleset, &a, asize, 0), i, rc = 0;
 
   if (rs < 0)
     return -1;
   for (i = 0; ro[i] && rc == 0; i++)
     rc = ll_allow(rs, ro[i], rx);
+  for (i = 0; files && files[i] && rc == 0; i++)
+    rc = ll_allow(rs, files[i], rw);
   if (rc == 0)
     rc = ll_allow(rs, rundir, a.fs);
   if (rc == 0)
@@ -171,6 +176,9 @@ static int enter_landlock(int abi, const char *rundir)
   close(rs);
   return rc;
 }
+
+static const char *const worker_ro[] = {"/usr", "/lib", "/lib64", "/bin", "/etc", "/proc",
+                                        "/sys", "/dev", NULL};
 
 void kope_sandbox_enter(const kope_sandbox_caps *c, const char *rundir, int strict)
 {
@@ -183,7 +191,26 @@ void kope_sandbox_enter(const kope_sandbox_caps *c, const char *rundir, int stri
     die("user namespace");
   else if (!c->userns && c->netns && unshare(CLONE_NEWNET) != 0)
     die("network namespace");
-  if (c->landlock_abi > 0 && enter_landlock(c->landlock_abi, rundir) != 0)
+  if (c->landlock_abi > 0 && enter_landlock(c->landlock_abi, worker_ro, NULL, rundir) != 0)
+    die("landlock");
+}
+
+void kope_sandbox_enter_compile(const kope_sandbox_caps *c, const char *rundir)
+{
+  /* The toolchain and the system headers; not /etc, /proc, /home, /tmp. */
+  static const char *const ro[] = {"/usr", "/lib", "/lib64", "/bin", NULL};
+  static const char *const files[] = {"/etc/ld.so.cache", "/dev/null", NULL};
+
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    die("no_new_privs");
+  if (!c)
+    return;
+  if (c->userns && enter_userns(c->netns))
+    die("user namespace");
+  else if (!c->userns && c->netns && unshare(CLONE_NEWNET) != 0)
+    die("network namespace");
+  if (c->landlock_abi > 0 && enter_landlock(c->landlock_abi, ro, files, rundir) != 0)
     die("landlock");
 }
 

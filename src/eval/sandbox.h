@@ -53,6 +53,15 @@ json_t *kope_sandbox_caps_json(const kope_sandbox_caps *c);
  * with KOPE_SANDBOX_SETUP_EXIT. */
 void kope_sandbox_enter(const kope_sandbox_caps *c, const char *rundir, int strict);
 
+/* In the forked child of a candidate's compiler (gcc, the assembler):
+ * no_new_privs, the death signal, the user and network namespaces and
+ * Landlock with /usr, /lib, /lib64, /bin read/execute, /etc/ld.so.cache
+ * and /dev/null, and rundir (the kernel's own directory) read-write:
+ * `.include`/`.incbin` of any other file fails. Layers this machine lacks
+ * are skipped, as for workers. Async-signal-safe; exits with
+ * KOPE_SANDBOX_SETUP_EXIT when a layer fails. */
+void kope_sandbox_enter_compile(const kope_sandbox_caps *c, const char *rundir);
+
 /* A memfd holding the candidate filter (BPF) for the worker with this pid
  * (it may signal only itself). Returns the descriptor or -1 with err. */
 int kope_sandbox_filter_fd(pid_t pid, kope_err *err);

@@ -67,14 +67,18 @@ static int run_cc(const char **argv, const char *cwd, double timeout, char **log
                   double *secs)
 {
   kope_tool_run t = {argv, cwd, NULL, timeout, 120, 4096, 256L << 20, "compiler",
-                     " (memory or CPU limit)"};
+                     " (memory or CPU limit)", NULL};
 
   return kope_target_run_tool(&t, log, NULL, secs);
 }
 
-/* Compile source text to an object: cwd/name.c -> cwd/name.o. */
+/* Compile source text to an object: cwd/name.c -> cwd/name.o. untrusted:
+ * gcc and the assembler run in the compile sandbox (only the system
+ * toolchain and cwd can be read), so `.include`/`.incbin` of another file
+ * fails. */
 static int compile_obj(const char *cwd, const char *name, const char *src, const char *flags,
-                       const char *include, double timeout, char **log, double *secs)
+                       const char *include, int untrusted, double timeout, char **log,
+                       double *secs)
 {
   const char *argv[64];
   char *hold = NULL, *cfile = kope_sprintf("%s.c", name), *ofile = kope_sprintf("%s.o", name);
@@ -101,7 +105,13 @@ static int compile_obj(const char *cwd, const char *name, const char *src, const
   argv[n++] = "-o";
   argv[n++] = ofile;
   argv[n] = NULL;
-  rc = run_cc(argv, cwd, timeout, log, secs);
+  if (untrusted) {
+    kope_tool_run t = {argv, cwd, NULL, timeout, 120, 4096, 256L << 20, "compiler",
+                       " (memory or CPU limit)", cwd};
+    rc = kope_target_run_tool(&t, log, NULL, secs);
+  } else {
+    rc = run_cc(argv, cwd, timeout, log, secs);
+  }
 out:
   free(hold);
   free(cfile);
@@ -135,7 +145,7 @@ static char *cached_obj(kope_target *t, const char *tag, const char *src, const 
     kope_file_write_atomic(h, child_h, strlen(child_h), err);
     free(h);
   }
-  if (compile_obj(tmp, "unit", src, flags, NULL, 120, &log, NULL) != 1) {
+  if (compile_obj(tmp, "unit", src, flags, NULL, 0, 120, &log, NULL) != 1) {
     kope_err_set(err, KOPE_EENV, "target cpu: cannot build kope's %s object: %s", tag,
                  log ? log : "");
     goto fail;
@@ -227,7 +237,8 @@ static int build_in(kope_target *t, const kope_build_req *req, const char *dir,
                               req->extra_flags ? req->extra_flags : "");
   else
     flags = req->role == KOPE_BUILD_REFERENCE ? CPU_REF_FLAGS : CPU_VENDOR_FLAGS;
-  ok = compile_obj(dir, "kernel", req->source, flags, proto, req->timeout_s, &log, &out->seconds);
+  ok = compile_obj(dir, "kernel", req->source, flags, proto,
+                   req->role == KOPE_BUILD_CANDIDATE, req->timeout_s, &log, &out->seconds);
   free(proto);
   exe = kope_path_join(dir, "worker");
   obj = kope_path_join(dir, "kernel.o");

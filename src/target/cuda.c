@@ -141,7 +141,7 @@ static void add_flags(const char **argv, int *n, int max, const char *flags, cha
 /* Run a tool in cwd; 1 succeeded, 0 failed (log says why), -1 could not run. */
 static int run_tool(const char **argv, const char *cwd, double timeout, char **log, double *secs)
 {
-  kope_tool_run t = {argv, cwd, NULL, timeout, 180, 0, 512L << 20, "compiler", NULL};
+  kope_tool_run t = {argv, cwd, NULL, timeout, 180, 0, 512L << 20, "compiler", NULL, NULL};
 
   return kope_target_run_tool(&t, log, NULL, secs);
 }

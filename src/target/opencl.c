@@ -96,7 +96,7 @@ static int ocl_init(kope_target *t, kope_err *err)
 static int run(const char **argv, const char *cwd, const kope_env *env, double timeout,
                char **log, int *code, double *secs)
 {
-  kope_tool_run t = {argv, cwd, env, timeout, 120, 8192, 256L << 20, "build", NULL};
+  kope_tool_run t = {argv, cwd, env, timeout, 120, 8192, 256L << 20, "build", NULL, NULL};
 
   return kope_target_run_tool(&t, log, code, secs);
 }

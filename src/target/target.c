@@ -8,6 +8,7 @@
 #include <string.h>
 #include "kope/target.h"
 #include "target/target_int.h"
+#include "eval/sandbox.h"
 
 const char *const kope_target_names[] = {"cpu", "opencl", "cuda", NULL};
 
@@ -57,8 +58,21 @@ void kope_target_free(kope_target *t)
   free(t);
 }
 
+typedef struct tool_sandbox {
+  const kope_sandbox_caps *caps;
+  const char *dir;
+} tool_sandbox;
+
+static void tool_sandbox_enter(void *ctx)
+{
+  const tool_sandbox *s = ctx;
+
+  kope_sandbox_enter_compile(s->caps, s->dir);
+}
+
 int kope_target_run_tool(const kope_tool_run *t, char **log, int *code, double *secs)
 {
+  tool_sandbox sb = {NULL, t->sandbox_dir};
   kope_proc_opts o;
   kope_proc_result r;
   kope_err e;
@@ -72,6 +86,11 @@ int kope_target_run_tool(const kope_tool_run *t, char **log, int *code, double *
   o.limits.mem_mb = t->mem_mb;
   o.limits.fsize_bytes = t->fsize_bytes;
   o.capture_limit = 256 * 1024;
+  if (t->sandbox_dir) {
+    sb.caps = kope_sandbox_probe();
+    o.child_hook = tool_sandbox_enter;
+    o.child_ctx = &sb;
+  }
   kope_err_clear(&e);
   if (code)
     *code = -1;
@@ -249,7 +268,8 @@ char *kope_shim_source(const kope_op *op)
 
 static int keep_line(const char *l)
 {
-  return strstr(l, "error") || strstr(l, "warning") || strstr(l, "note:") ||
+  return strstr(l, "error") || strstr(l, "warning") || strstr(l, "Error:") ||
+         strstr(l, "Warning:") || strstr(l, "note:") ||
          strstr(l, "undefined reference") || l[0] == ' ' || strstr(l, "In function");
 }
 

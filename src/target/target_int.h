@@ -68,6 +68,8 @@ typedef struct kope_tool_run {
   long fsize_bytes;         /* largest file it may write */
   const char *what;         /* "compiler", "build": names it in the kill line */
   const char *signal_hint;  /* appended to the killed-by-signal line, "" or NULL */
+  const char *sandbox_dir;  /* not NULL: run sandboxed, this directory writable only
+                             * (kope_sandbox_enter_compile; untrusted source) */
 } kope_tool_run;
 
 /* Run a tool; 1 it exited 0, 0 it failed (the log says why, with a line
