@@ -119,10 +119,38 @@ static int is_libgcc(const char *name)
   return 0;
 }
 
+/* The libgomp entry points gcc 12 emits for the pragmas a kernel may use;
+ * each joins its threads before it returns (or runs inside a region that
+ * does). Not the old split ABI (GOMP_parallel_start / _end, the
+ * GOMP_parallel_*_start forms): with it a kernel can return while a team
+ * thread still runs. Not target offloading or teams. */
+static const char *const gomp[] = {
+  "GOMP_parallel", "GOMP_parallel_reductions", "GOMP_parallel_sections", "GOMP_barrier",
+  "GOMP_barrier_cancel", "GOMP_critical_start", "GOMP_critical_end",
+  "GOMP_critical_name_start", "GOMP_critical_name_end", "GOMP_atomic_start",
+  "GOMP_atomic_end", "GOMP_single_start", "GOMP_single_copy_start", "GOMP_single_copy_end",
+  "GOMP_sections_start", "GOMP_sections2_start", "GOMP_sections_next", "GOMP_sections_end",
+  "GOMP_sections_end_nowait", "GOMP_sections_end_cancel", "GOMP_ordered_start",
+  "GOMP_ordered_end", "GOMP_task", "GOMP_taskwait", "GOMP_taskyield",
+  "GOMP_taskgroup_start", "GOMP_taskgroup_end", "GOMP_taskloop", "GOMP_taskloop_ull",
+  "GOMP_doacross_post", "GOMP_doacross_wait", "GOMP_doacross_ull_post",
+  "GOMP_doacross_ull_wait", "GOMP_cancel", "GOMP_cancellation_point", NULL
+};
+
+static int is_gomp(const char *name)
+{
+  size_t n = strlen(name);
+
+  if (in_list(name, gomp) || !strncmp(name, "GOMP_loop_", 10))
+    return 1;   /* worksharing loops (GOMP_loop_*_start/_next/_end) */
+  /* combined parallel loops, new ABI only (no _start suffix) */
+  return !strncmp(name, "GOMP_parallel_loop_", 19) && !(n > 6 && !strcmp(name + n - 6, "_start"));
+}
+
 int kope_gate_symbol_allowed(const char *name)
 {
   return in_list(name, sym_exact) || is_libm(name) || is_libgcc(name) ||
-         !strncmp(name, "GOMP_", 5) || !strncmp(name, "omp_", 4) ||
+         is_gomp(name) || !strncmp(name, "omp_", 4) ||
          !strncmp(name, "_ZGV", 4);   /* libmvec: vector variants of libm */
 }
 
@@ -386,6 +414,183 @@ static int check_attributes(const char *text, char *why, size_t size)
   return 0;
 }
 
+/* ---- inline asm, as the assembler will read it ---- */
+
+static int check_stmt(const char *s, int in_app, int line, char *why, size_t size);
+
+/* Decode one C string literal at p (at the opening quote) into b; returns
+ * the position after the closing quote. */
+static const char *decode_literal(const char *p, kope_buf *b)
+{
+  for (p++; *p && *p != '"'; p++) {
+    char c = *p;
+    if (c == '\\' && p[1]) {
+      const char *e = "nntt\\\\\"\"''aabbffrrvv", *k;
+      c = *++p;
+      if (c == 'x') {
+        c = (char)strtol(p + 1, (char **)&p, 16);
+        p--;
+      } else if (c >= '0' && c <= '7') {
+        int v = 0, i;
+        for (i = 0; i < 3 && *p >= '0' && *p <= '7'; i++)
+          v = v * 8 + (*p++ - '0');
+        c = (char)v;
+        p--;
+      } else if ((k = strchr(e, c)) && ((k - e) % 2) == 0) {
+        static const char out[] = "\n\t\\\"'\a\b\f\r\v";
+        c = out[(k - e) / 2];
+      }
+    }
+    kope_buf_printf(b, "%c", c);
+  }
+  return *p ? p + 1 : p;
+}
+
+/* The template of the asm statement whose '(' is at p, all adjacent
+ * literals joined (".inc" "bin" is .incbin) and decoded. */
+static char *asm_template(const char *p)
+{
+  kope_buf b;
+
+  kope_buf_init(&b, 0);
+  for (p = skip_ws(p + 1);; p = skip_ws(p)) {
+    while (*p == '\n')
+      p = skip_ws(p + 1);
+    if (*p != '"')
+      break;
+    p = decode_literal(p, &b);
+  }
+  kope_buf_puts(&b, "");
+  return kope_buf_steal(&b);
+}
+
+/* What gas reads of a template: C comments removed, '#' comments cut,
+ * then every statement (lines and ';') checked like inline asm. */
+static int check_template(char *t, char *why, size_t size)
+{
+  char *c, *l, *save = NULL, *st, *save2 = NULL;
+  int rc = 0, line = 0;
+
+  while ((c = strstr(t, "/*"))) {
+    char *e = strstr(c + 2, "*/");
+    memset(c, ' ', e ? (size_t)(e + 2 - c) : strlen(c));
+  }
+  if (strstr(t, "gomp_critical"))
+    return refuse(why, size, "asm: inline assembly may not name OpenMP's lock symbols");
+  for (l = strtok_r(t, "\n", &save); l && rc == 0; l = strtok_r(NULL, "\n", &save)) {
+    line++;
+    if ((c = strchr(l, '#')))
+      *c = '\0';
+    for (st = strtok_r(l, ";", &save2); st && rc == 0; st = strtok_r(NULL, ";", &save2))
+      rc = check_stmt(st, 1, line, why, size);
+  }
+  return rc;
+}
+
+static int is_stmt_keyword(const char *w)
+{
+  static const char *const kw[] = {"else", "do", "return", "case", "default", "goto", NULL};
+  return in_list(w, kw);
+}
+
+/* The word before the '(' that matches the ')' ending at text+end. */
+static int paren_owner_is_stmt(const char *text, size_t end)
+{
+  int depth = 0;
+  size_t i = end + 1;
+  char w[32];
+
+  while (i-- > 0) {
+    if (text[i] == ')')
+      depth++;
+    else if (text[i] == '(' && --depth == 0)
+      break;
+  }
+  while (i > 0 && isspace((unsigned char)text[i - 1]))
+    i--;
+  {
+    size_t e = i;
+    while (i > 0 && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_'))
+      i--;
+    snprintf(w, sizeof w, "%.*s", (int)(e - i), text + i);
+  }
+  return !strcmp(w, "if") || !strcmp(w, "while") || !strcmp(w, "for") ||
+         !strcmp(w, "switch");
+}
+
+/* 1 when the asm keyword at text+at follows a declarator (an asm label). */
+static int is_asm_label(const char *text, size_t at)
+{
+  size_t i = at;
+  char w[32];
+
+  while (i > 0 && isspace((unsigned char)text[i - 1]))
+    i--;
+  if (i == 0)
+    return 0;
+  if (text[i - 1] == ']')
+    return 1;
+  if (text[i - 1] == ')')
+    return !paren_owner_is_stmt(text, i - 1);
+  if (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_') {
+    size_t e = i;
+    while (i > 0 && (isalnum((unsigned char)text[i - 1]) || text[i - 1] == '_'))
+      i--;
+    snprintf(w, sizeof w, "%.*s", (int)(e - i), text + i);
+    return !is_stmt_keyword(w);
+  }
+  return 0;
+}
+
+static const char *skip_literal(const char *p)
+{
+  char q = *p++;
+
+  while (*p && *p != q && *p != '\n') {
+    if (*p == '\\' && p[1])
+      p++;
+    p++;
+  }
+  return *p == q ? p + 1 : p;
+}
+
+/* Every asm statement and asm label of the main file's text. */
+int kope_gate_inline_asm(const char *text, char *why, size_t size)
+{
+  const char *p = text;
+  char w[32];
+
+  while (*p) {
+    const char *start = p, *q;
+    if (*p == '"' || *p == '\'') {
+      p = skip_literal(p);
+      continue;
+    }
+    if (!isalpha((unsigned char)*p) && *p != '_') {
+      p++;
+      continue;
+    }
+    p = ident(p, w, sizeof w);
+    if (strcmp(w, "asm") && strcmp(w, "__asm") && strcmp(w, "__asm__"))
+      continue;
+    if (is_asm_label(text, (size_t)(start - text)))
+      return refuse(why, size, "asm: an asm label renames a symbol (it could give a "
+                    "variable a name the gate allows); not allowed");
+    for (q = skip_ws(p); isalpha((unsigned char)*q) || *q == '_'; q = skip_ws(q))
+      q = ident(q, w, sizeof w);               /* volatile, goto, inline */
+    while (*q == '\n')
+      q = skip_ws(q + 1);
+    if (*q == '(') {
+      char *t = asm_template(q);
+      int rc = check_template(t, why, size);
+      free(t);
+      if (rc)
+        return rc;
+    }
+  }
+  return 0;
+}
+
 int kope_gate_preprocessed(const char *text, char *why, size_t size)
 {
   char main_file[512] = "", cur[512] = "", file[512];
@@ -420,6 +625,8 @@ int kope_gate_preprocessed(const char *text, char *why, size_t size)
   }
   if (rc == 0 && mainbuf.data)
     rc = check_attributes(mainbuf.data, why, size);
+  if (rc == 0 && mainbuf.data)
+    rc = kope_gate_inline_asm(mainbuf.data, why, size);
   kope_buf_release(&mainbuf);
   return rc;
 }
@@ -464,8 +671,31 @@ static int check_stmt(const char *s, int in_app, int line, char *why, size_t siz
   return 0;
 }
 
-int kope_gate_asm(const char *text, char *why, size_t size)
+/* gas reads C comments anywhere; blank them (newlines kept). */
+static char *blank_c_comments(const char *text)
 {
+  char *t = kope_strdup(text);
+  size_t i = 0, n = strlen(t);
+
+  while (i + 1 < n) {
+    if (t[i] != '/' || t[i + 1] != '*') {
+      i++;
+      continue;
+    }
+    t[i] = t[i + 1] = ' ';
+    for (i += 2; i < n && !(text[i] == '*' && i + 1 < n && text[i + 1] == '/'); i++)
+      if (t[i] != '\n')
+        t[i] = ' ';
+    if (i < n)
+      t[i] = t[i + 1] = ' ';
+    i += 2;
+  }
+  return t;
+}
+
+int kope_gate_asm(const char *text_in, char *why, size_t size)
+{
+  char *text = blank_c_comments(text_in);
   const char *p = text;
   int in_app = 0, line = 0, rc = 0;
 
@@ -489,6 +719,7 @@ int kope_gate_asm(const char *text, char *why, size_t size)
     }
     free(l);
   }
+  free(text);
   return rc;
 }
 
@@ -612,7 +843,9 @@ static int check_symbol(const Elf64_Sym *s, const char *name, const char *entry,
                   "libm, OpenMP, memcpy/memset/memmove, malloc/free, printf)", name);
   }
   if (s->st_shndx == SHN_COMMON)
-    return prefix(name, ".gomp_critical_user_") ? 0 :
+    /* what gcc emits for #pragma omp critical (NAME): one pointer-sized
+     * lock word (st_value holds a common symbol's alignment) */
+    return prefix(name, ".gomp_critical_user_") && s->st_size == 8 && s->st_value == 8 ? 0 :
            refuse(why, size, "state: writable static storage '%s': a kernel must not keep "
                   "state between calls", name);
   if (bind == STB_LOCAL || !strcmp(name, entry))

@@ -27,6 +27,12 @@ int kope_gate_source(const char *src, char *why, size_t size);
  * optimize pragma or attribute and no constructor/destructor/ifunc
  * attribute; files it includes directly must be allow-listed headers. */
 int kope_gate_preprocessed(const char *text, char *why, size_t size);
+/* The asm statements of the main file's preprocessed text, read as the
+ * assembler will: adjacent literals joined and decoded, C and '#'
+ * comments removed; a directive, a system-call/interrupt instruction or
+ * a name of OpenMP's lock symbols refuses; so does any asm label on a
+ * declaration (called by kope_gate_preprocessed). */
+int kope_gate_inline_asm(const char *text, char *why, size_t size);
 /* Assembly (gcc -S): inline asm may hold instructions only (no
  * directives), and no system-call or interrupt instruction anywhere. */
 int kope_gate_asm(const char *text, char *why, size_t size);
