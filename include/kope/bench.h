@@ -55,7 +55,7 @@ typedef enum kope_bench_store {
 
 typedef struct kope_bench_config {
   const char *name;        /* "tuner+memory", ... */
-  const char *policy;      /* tuner | random | llm */
+  const char *policy;      /* tuner | random | llm | llm+tuner */
   int memory;              /* kope_memory_mode */
   int context;             /* kope_ctx_mode */
   int store;               /* kope_bench_store */

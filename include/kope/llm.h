@@ -8,7 +8,9 @@
  *              anthropic-version; named SSE events or one JSON reply;
  *   command    a user-given shell command gets the request JSON on stdin
  *              and answers on stdout (plain text, or JSON with "content"),
- *              under a timeout (any CLI runner, or a person answering).
+ *              under a timeout (any CLI runner, or a person answering);
+ *   replay     answers call i with reply i of a recorded session (a JSONL
+ *              file, gzip'd or not; see docs/llm.md "Replay").
  * Robustness: a connect timeout and a stall timeout (no data for S
  * seconds), but no cap on a stream's total time; retries with exponential
  * backoff and jitter on connection errors, stalls, 408, 429, 5xx and 529,
@@ -30,10 +32,11 @@ extern "C" {
 typedef struct kope_llm kope_llm;
 
 typedef struct kope_llm_opts {
-  const char *provider;        /* openai (default) | anthropic | command */
+  const char *provider;        /* openai (default) | anthropic | command | replay */
   const char *url;             /* NULL: the provider's public endpoint */
   const char *model;           /* required for openai and anthropic */
   const char *cmd;             /* command provider: run with /bin/sh -c */
+  const char *replay;          /* replay provider: the recording's path */
   const char *api_key;         /* NULL: KOPE_LLM_API_KEY, then OPENAI_API_KEY
                                   or ANTHROPIC_API_KEY by provider */
   double temperature;          /* < 0: not sent */
@@ -72,7 +75,8 @@ void kope_llm_reply_release(kope_llm_reply *r);
  * no model, no command); a missing key is reported by the first chat. */
 kope_llm *kope_llm_new(const kope_llm_opts *o, kope_err *err);
 void kope_llm_free(kope_llm *l);
-/* "openai:<model>", "anthropic:<model>", "command" (borrowed). */
+/* "openai:<model>", "anthropic:<model>", "command:<model>",
+ * "replay:<model>" (borrowed). */
 const char *kope_llm_name(const kope_llm *l);
 /* The endpoint requests go to (borrowed), "" for the command provider. */
 const char *kope_llm_endpoint(const kope_llm *l);
@@ -90,6 +94,11 @@ const char *kope_llm_endpoint(const kope_llm *l);
  * *out is always initialised; release it. */
 int kope_llm_chat(kope_llm *l, const char *system, const char *user, kope_llm_reply *out,
                   kope_err *err);
+
+/* The header of a recorded session: its model and operator (either may
+ * be NULL when not wanted; caller frees; "" for an operator not recorded).
+ * KOPE_EINPUT naming the file (and line) when it is missing or corrupt. */
+int kope_llm_replay_info(const char *path, char **model, char **op, kope_err *err);
 
 /* A single-line excerpt of s (at most n − 1 bytes) into out. */
 void kope_llm_excerpt(const char *s, char *out, size_t n);

@@ -31,10 +31,11 @@ typedef struct kope_policy_opts {
   uint64_t seed;               /* 0: from the OS */
   double explore;              /* tuner: UCB exploration weight (0: default 0.35) */
   /* LLM (llm, llm+tuner); NULL fields take defaults / environment */
-  const char *llm_provider;    /* openai | anthropic | command */
+  const char *llm_provider;    /* openai | anthropic | command | replay */
   const char *llm_url;
   const char *llm_model;
   const char *llm_cmd;
+  const char *llm_replay;      /* replay provider: the recorded session */
   double temperature;          /* < 0: provider default */
   long max_tokens;             /* generation allowance G; 0: from the budget */
   const char *max_tokens_field;  /* openai: max_tokens | max_completion_tokens */

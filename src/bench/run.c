@@ -64,7 +64,9 @@ static int check_config(bench *b, const kope_bench_config *c, kope_err *err)
     return kope_err_set(err, KOPE_EINPUT, "configuration %s needs --db (memory built on this "
                         "target)", c->name);
   kope_err_clear(&why);
-  if (!strcmp(c->policy, "llm") && !llm_available(o, &why)) {
+  if (!strncmp(c->policy, "llm", 3) && !llm_available(o, &why)) {
+    if (o->pol.llm_provider && !strcmp(o->pol.llm_provider, "replay"))
+      return kope_err_set(err, KOPE_EINPUT, "%s", why.msg);   /* a bad recording */
     json_array_append_new(json_object_get(b->doc, "skipped"),
                           json_pack("{s:s, s:s}", "config", c->name, "reason", why.msg));
     say(b, "skipping %s: no LLM configured (%s)", c->name, why.msg);

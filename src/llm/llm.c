@@ -175,6 +175,20 @@ static const char *env_key(int kind)
   return k && *k ? k : NULL;
 }
 
+static int configure_replay(kope_llm *l, const kope_llm_opts *o, kope_err *err)
+{
+  int rc;
+
+  if (!o->replay || !*o->replay)
+    return kope_err_set(err, KOPE_EINPUT, "llm: the replay provider needs --llm-replay FILE");
+  if ((rc = kope_llm_replay_load(o->replay, &l->replay, err)) != KOPE_OK)
+    return rc;
+  l->model = kope_strdup(kope_llm_replay_model(l->replay));
+  l->name = kope_sprintf("replay:%s", l->model);
+  l->endpoint = kope_strdup("");
+  return KOPE_OK;
+}
+
 static int configure(kope_llm *l, const kope_llm_opts *o, kope_err *err)
 {
   const char *p = o->provider ? o->provider : "openai";
@@ -186,9 +200,13 @@ static int configure(kope_llm *l, const kope_llm_opts *o, kope_err *err)
     l->kind = LLM_ANTHROPIC;
   else if (!strcmp(p, "command"))
     l->kind = LLM_COMMAND;
+  else if (!strcmp(p, "replay"))
+    l->kind = LLM_REPLAY;
   else
     return kope_err_set(err, KOPE_EINPUT, "llm: unknown provider '%s' (expected openai, "
-                        "anthropic or command)", p);
+                        "anthropic, command or replay)", p);
+  if (l->kind == LLM_REPLAY)
+    return configure_replay(l, o, err);
   if (l->kind == LLM_COMMAND) {
     if (!o->cmd || !*o->cmd)
       return kope_err_set(err, KOPE_EINPUT, "llm: the command provider needs --llm-cmd");
@@ -228,7 +246,7 @@ kope_llm *kope_llm_new(const kope_llm_opts *o, kope_err *err)
   l->max_field = kope_strdup(o->max_tokens_field && *o->max_tokens_field ? o->max_tokens_field
                                                                          : "max_tokens");
   l->response_format = o->response_format ? kope_strdup(o->response_format) : NULL;
-  l->o.provider = l->o.url = l->o.cmd = l->o.api_key = NULL;   /* copies only */
+  l->o.provider = l->o.url = l->o.cmd = l->o.api_key = l->o.replay = NULL;   /* copies only */
   l->o.model = l->model;
   l->o.max_tokens_field = l->max_field;
   l->o.response_format = l->response_format;
@@ -254,6 +272,7 @@ void kope_llm_free(kope_llm *l)
   free(l->name);
   free(l->max_field);
   free(l->response_format);
+  kope_llm_replay_free(l->replay);
   free(l);
   curl_global_cleanup();   /* pairs with the init in kope_llm_new (reference counted) */
 }
@@ -376,6 +395,8 @@ int kope_llm_chat(kope_llm *l, const char *system, const char *user, kope_llm_re
   memset(out, 0, sizeof *out);
   if (l->kind == LLM_COMMAND)
     rc = kope_llm_command_run(l, system, user, out, err);
+  else if (l->kind == LLM_REPLAY)
+    rc = kope_llm_replay_chat(l, system, user, out, err);
   else if ((rc = need_key(l, err)) == KOPE_OK)
     rc = http_chat(l, system, user, out, err);
   if (!out->text)

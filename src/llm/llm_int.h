@@ -12,12 +12,15 @@
 #include "core/rng.h"
 #include "kope/llm.h"
 
-enum { LLM_OPENAI = 0, LLM_ANTHROPIC = 1, LLM_COMMAND = 2 };
+enum { LLM_OPENAI = 0, LLM_ANTHROPIC = 1, LLM_COMMAND = 2, LLM_REPLAY = 3 };
+
+typedef struct llm_replay llm_replay;   /* replay.c: a loaded recording */
 
 struct kope_llm {
   kope_llm_opts o;        /* string fields point into the copies below */
   int kind;
   char *model, *cmd, *key, *endpoint, *name, *max_field, *response_format;
+  llm_replay *replay;     /* replay provider: owned */
   kope_rng rng;
 };
 
@@ -68,6 +71,15 @@ int kope_llm_http_attempt(kope_llm *l, const llm_proto *p, const char *body, llm
 /* command.c: one run of the command. KOPE_OK, KOPE_EREJECT (timeout,
  * non-zero exit, no output; err says which) or KOPE_EENV (cannot start). */
 int kope_llm_command_run(kope_llm *l, const char *system, const char *user,
+                         kope_llm_reply *out, kope_err *err);
+
+/* replay.c: load a recording (KOPE_EINPUT naming the file and line when
+ * it is missing or corrupt); *out owned by the caller. */
+int kope_llm_replay_load(const char *path, llm_replay **out, kope_err *err);
+void kope_llm_replay_free(llm_replay *r);
+const char *kope_llm_replay_model(const llm_replay *r);   /* borrowed */
+/* The next recorded reply; KOPE_EREJECT once the recording has run out. */
+int kope_llm_replay_chat(kope_llm *l, const char *system, const char *user,
                          kope_llm_reply *out, kope_err *err);
 
 /* http.c: headers of a JSON POST — content type, the extra fixed header

@@ -256,6 +256,7 @@ static void llm_opts(const kope_policy_opts *o, kope_llm_opts *lo)
   lo->url = o->llm_url;
   lo->model = o->llm_model;
   lo->cmd = o->llm_cmd;
+  lo->replay = o->llm_replay;
   lo->temperature = o->temperature;
   if (o->max_tokens > 0)
     lo->max_tokens = o->max_tokens;

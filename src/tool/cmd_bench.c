@@ -70,8 +70,10 @@ static void usage(FILE *f)
     "  --ops-dir DIR         operator directory (default: $KOPE_OPS or ./ops)\n"
     "  --json                print the metrics as one JSON document\n"
     "  -h, --help            this help\n"
-    "LLM options (llm configurations): --llm-provider, --llm-url, --llm-model, --llm-cmd\n"
-    "  as for kope optimize; without an LLM those configurations are skipped.\n\n"
+    "LLM options (llm configurations): --llm-provider, --llm-url, --llm-model, --llm-cmd,\n"
+    "  --llm-replay as for kope optimize; without an LLM those configurations are\n"
+    "  skipped. With --llm-replay every llm session replays the recording from its\n"
+    "  first reply.\n\n"
     "configurations:\n");
   for (i = 0; (c = kope_bench_config_at(i)); i++)
     fprintf(f, "  %-16s %s\n", c->name, c->what);
@@ -132,6 +134,7 @@ static int parse_opt(bench_args *a, int ch, const char *v)
   case 2: o->pol.llm_url = v; break;
   case 3: o->pol.llm_model = v; break;
   case 4: o->pol.llm_cmd = v; break;
+  case 5: o->pol.llm_replay = v; break;
   default: return -2;
   }
   return KOPE_OK;
@@ -149,7 +152,7 @@ static int parse(int argc, char **argv, bench_args *a)
     {"final-seeds", 1, 0, 'f'}, {"final-case-budget", 1, 0, 'F'}, {"target", 1, 0, 't'},
     {"threads", 1, 0, 'T'}, {"ops-dir", 1, 0, 'D'}, {"json", 0, 0, 'j'},
     {"llm-provider", 1, 0, 1}, {"llm-url", 1, 0, 2}, {"llm-model", 1, 0, 3},
-    {"llm-cmd", 1, 0, 4}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}
+    {"llm-cmd", 1, 0, 4}, {"llm-replay", 1, 0, 5}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
   int ch, rc;
 

@@ -81,6 +81,8 @@ static void usage(FILE *f)
     "  --llm-model NAME      model; also sets W and G for known models unless --window /\n"
     "                        --gen-tokens are given\n"
     "  --llm-cmd CMD         command provider: request JSON on stdin, reply on stdout\n"
+    "  --llm-replay FILE     replay provider: answer call i with reply i of a recorded\n"
+    "                        session (.jsonl or .jsonl.gz; the model is the header's)\n"
     "  --llm-temperature T   sampling temperature (default: the provider's)\n"
     "  --llm-max-tokens-field F  max_tokens (default) | max_completion_tokens\n"
     "  --no-llm-stream       one JSON reply instead of SSE streaming\n"
@@ -100,6 +102,7 @@ typedef struct opt_args {
   kope_opt_opts o;
   int json, dry_run;
   int window_set, gen_set;
+  char *replay_model;    /* the recording's model when --llm-model is not given (owned) */
 } opt_args;
 
 static int parse_mode(const char *v, const char *a, const char *b, const char *c, int *out)
@@ -180,8 +183,37 @@ static int parse_opt(opt_args *a, int ch, const char *v)
   case 15: o->pol.tuner_steps = atoi(v); break;
   case 16: o->pol.json_reply = 1; break;
   case 17: o->pol.max_reply_bytes = atol(v); break;
+  case 18: o->pol.llm_replay = v; break;
   default: return -2;
   }
+  return KOPE_OK;
+}
+
+/* The replay provider: the recording's model names the session (unless
+ * --llm-model is given) and sets W and G; a recording made for another
+ * operator is replayed with a warning. A missing or corrupt file is bad
+ * input. */
+static int replay_header(opt_args *a)
+{
+  char *model = NULL, *op = NULL;
+  kope_err err;
+
+  if (!a->o.pol.llm_provider || strcmp(a->o.pol.llm_provider, "replay") ||
+      strncmp(a->o.policy, "llm", 3))
+    return KOPE_OK;
+  if (!a->o.pol.llm_replay)
+    return bad("--llm-provider replay needs --llm-replay FILE");
+  kope_err_clear(&err);
+  if (kope_llm_replay_info(a->o.pol.llm_replay, &model, &op, &err) != KOPE_OK)
+    return kope_cli_fail("optimize", &err);
+  if (a->o.op && *op && strcmp(op, a->o.op))
+    fprintf(stderr, "kope optimize: warning: %s was recorded for operator %s, replayed for %s\n",
+            a->o.pol.llm_replay, op, a->o.op);
+  if (!a->o.pol.llm_model)
+    a->o.pol.llm_model = a->replay_model = model;
+  else
+    free(model);
+  free(op);
   return KOPE_OK;
 }
 
@@ -221,7 +253,7 @@ static int parse(int argc, char **argv, opt_args *a)
     {"llm-connect-timeout", 1, 0, 9}, {"llm-stall-timeout", 1, 0, 10},
     {"llm-cmd-timeout", 1, 0, 11}, {"llm-retries", 1, 0, 12}, {"llm-backoff", 1, 0, 13},
     {"llm-reflect-off-budget", 0, 0, 14}, {"llm-tuner-steps", 1, 0, 15},
-    {"llm-json", 0, 0, 16}, {"llm-max-reply-bytes", 1, 0, 17},
+    {"llm-json", 0, 0, 16}, {"llm-max-reply-bytes", 1, 0, 17}, {"llm-replay", 1, 0, 18},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
   int ch, rc;
@@ -249,6 +281,8 @@ static int parse(int argc, char **argv, opt_args *a)
     return bad("need an operator or --resume SESSION (see --help)");
   if (a->o.budget_evals < 0 || a->o.budget_tokens < 0 || a->o.budget_seconds < 0)
     return bad("budgets must be >= 0");
+  if ((rc = replay_header(a)) != KOPE_OK)
+    return rc;
   model_limits(a);
   return KOPE_OK;
 }
@@ -316,7 +350,7 @@ static int dry_run(opt_args *a)
   return KOPE_OK;
 }
 
-int kope_cmd_optimize(int argc, char **argv)
+static int optimize_main(int argc, char **argv, opt_args *ap)
 {
   opt_args a;
   kope_opt_result res;
@@ -324,8 +358,9 @@ int kope_cmd_optimize(int argc, char **argv)
   struct sigaction sa;
   int rc;
 
-  memset(&a, 0, sizeof a);
-  if ((rc = parse(argc, argv, &a)) != KOPE_OK)
+  rc = parse(argc, argv, ap);
+  a = *ap;
+  if (rc != KOPE_OK)
     return rc < 0 ? KOPE_OK : rc;
   if (a.dry_run)
     return dry_run(&a);
@@ -345,4 +380,15 @@ int kope_cmd_optimize(int argc, char **argv)
   else
     print_summary(&res);
   return res.passed ? KOPE_OK : KOPE_EREJECT;
+}
+
+int kope_cmd_optimize(int argc, char **argv)
+{
+  opt_args a;
+  int rc;
+
+  memset(&a, 0, sizeof a);
+  rc = optimize_main(argc, argv, &a);
+  free(a.replay_model);
+  return rc;
 }
