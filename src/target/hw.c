@@ -29,7 +29,9 @@
 #include <sys/utsname.h>
 #include <jansson.h>
 #include "kope/hw.h"
+#include "hw_int.h"
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -37,27 +39,17 @@
 #define KOPE_VERSION "unknown"
 #endif
 
-#define HW_MIB ((size_t)1 << 20)
 #define HW_PEAK_REP_S 0.06    /* target seconds per FMA repetition */
 #define HW_PEAK_REPS 3
-#define HW_TRIAD_REPS 5
-#define HW_TRIAD_MIN (64 * HW_MIB)     /* smallest array */
-#define HW_TRIAD_MAX (1024 * HW_MIB)   /* largest array */
+/* A profile is suspect when the all-threads peak is under this fraction
+ * of cores x the one-thread peak, or when a smaller memory level is this
+ * many times slower than a larger one (measured under load). */
+#define HW_SUSPECT_PEAK 0.5
+#define HW_SUSPECT_BW 2.0
 
-struct kope_hw {
-  char *cpu_model;        /* "model name" of the first CPU */
-  int cores;              /* physical cores */
-  int threads;            /* online logical CPUs */
-  char *simd;             /* space-separated, in hw_features order */
-  long cache[4];          /* bytes per level; [1] is L1 data; 0 unknown */
-  char *compiler;         /* first line of gcc --version */
-  char *fingerprint;      /* hash of model, threads, simd and caches */
-  double peak_gflops;     /* measured FP32, all threads; 0 unmeasured */
-  double bandwidth_gbs;   /* measured triad, all threads; 0 unmeasured */
-  double measure_seconds; /* 0 when loaded from the cache */
-  int from_cache;
-  char *measured_at;      /* ISO 8601 UTC; NULL when never measured */
-};
+/* Written with every benchmark result so no loop can be optimised away. */
+static volatile float hw_sink;
+
 
 /* The SIMD flags worth telling a kernel writer about: the /proc/cpuinfo
  * spelling and the name kope reports. */
@@ -80,21 +72,6 @@ static const struct {
   {"asimddp", "asimddp"}, {"i8mm", "i8mm"}, {"bf16", "bf16"},
   {"sve", "sve"}, {"sve2", "sve2"}, {"sme", "sme"},
 };
-
-/* Written with every benchmark result so no loop can be optimised away. */
-static volatile float hw_sink;
-
-/* The benchmark loops are compiled optimised and uninstrumented whatever
- * the build type, so a Debug or sanitizer build measures the machine, not
- * its own instrumentation (their OpenMP bodies inherit the attributes).
- * They touch only memory they allocated, so nothing is lost by it. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define HW_BENCH __attribute__((optimize("O3"), no_sanitize("address", "undefined")))
-#elif defined(__clang__)
-#define HW_BENCH __attribute__((no_sanitize("address", "undefined")))
-#else
-#define HW_BENCH
-#endif
 
 /* ---- detection ---------------------------------------------------------- */
 
@@ -320,6 +297,47 @@ static void hw_detect_caches(kope_hw *hw)
   }
 }
 
+/* Cache sizes from the CPU itself when sysfs has none (some VMs): CPUID
+ * leaf 4 (Intel) or else 0x8000001D (AMD), one subleaf per cache, size =
+ * ways x partitions x line x sets. Elsewhere the sizes stay unknown (0). */
+#if defined(__x86_64__)
+static int hw_cpuid_caches(kope_hw *hw, unsigned leaf)
+{
+  unsigned a, b, c, d;
+  int i, lv, type, found = 0;
+
+  for (i = 0; i < 16; i++) {
+    __cpuid_count(leaf, i, a, b, c, d);
+    type = (int)(a & 0x1f);
+    if (type == 0)
+      break;
+    lv = (int)((a >> 5) & 7);
+    if (type == 2 || lv < 1 || lv > 3 || hw->cache[lv])
+      continue;
+    hw->cache[lv] = (long)(((b >> 22) & 0x3ff) + 1) * (long)(((b >> 12) & 0x3ff) + 1) *
+                    (long)((b & 0xfff) + 1) * (long)(c + 1);
+    found++;
+  }
+  (void)d;
+  return found;
+}
+#endif
+
+static void hw_detect_caches_cpuid(kope_hw *hw)
+{
+#if defined(__x86_64__)
+  int found = 0;
+
+  if (__get_cpuid_max(0, NULL) >= 4)
+    found = hw_cpuid_caches(hw, 4);
+  if (!found && __get_cpuid_max(0x80000000u, NULL) >= 0x8000001Du)
+    found = hw_cpuid_caches(hw, 0x8000001Du);
+  hw->cache_from_cpuid = found > 0;
+#else
+  (void)hw;
+#endif
+}
+
 /* Trusted: a fixed command line, no user input. */
 static char *hw_detect_compiler(void)
 {
@@ -363,6 +381,8 @@ kope_hw *kope_hw_detect(kope_err *err)
   }
   hw_detect_cpu(hw);
   hw_detect_caches(hw);
+  if (!hw->cache[1] && !hw->cache[2] && !hw->cache[3])
+    hw_detect_caches_cpuid(hw);
   hw->compiler = hw_detect_compiler();
   if (hw->cpu_model && hw->simd)
     hw->fingerprint = hw_make_fingerprint(hw);
@@ -383,6 +403,7 @@ void kope_hw_free(kope_hw *hw)
   free(hw->compiler);
   free(hw->fingerprint);
   free(hw->measured_at);
+  free(hw->suspect);
   free(hw);
 }
 
@@ -520,110 +541,6 @@ static double hw_measure_peak(int nt)
   return best / 1e9;
 }
 
-/* ---- memory bandwidth: STREAM triad on every thread --------------------- */
-
-struct hw_triad {
-  float *a, *b, *c;
-  long n;
-};
-
-/* Bytes per array: the three arrays together span at least 4x the
- * last-level cache, each at least HW_TRIAD_MIN; capped at HW_TRIAD_MAX and
- * an eighth of physical memory so the run stays short and safe. */
-static size_t hw_triad_bytes(const kope_hw *hw)
-{
-  size_t llc = (size_t)(hw->cache[3] > 0 ? hw->cache[3] : hw->cache[2]);
-  size_t want = 4 * llc / 3, cap = HW_TRIAD_MAX;
-  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-
-  if (pages > 0 && psz > 0 && (size_t)pages / 8 * (size_t)psz < cap)
-    cap = (size_t)pages / 8 * (size_t)psz;
-  if (want < HW_TRIAD_MIN)
-    want = HW_TRIAD_MIN;
-  if (want > cap)
-    want = cap;
-  if (want < HW_MIB)
-    want = HW_MIB;
-  return want & ~(size_t)4095;
-}
-
-static void hw_triad_release(struct hw_triad *t)
-{
-  free(t->a);
-  free(t->b);
-  free(t->c);
-  t->a = t->b = t->c = NULL;
-  t->n = 0;
-}
-
-/* Allocate three arrays, halving the size while allocation fails. */
-static int hw_triad_alloc(struct hw_triad *t, size_t bytes)
-{
-  for (; bytes >= HW_MIB; bytes = (bytes / 2) & ~(size_t)4095) {
-    t->a = aligned_alloc(64, bytes);
-    t->b = aligned_alloc(64, bytes);
-    t->c = aligned_alloc(64, bytes);
-    if (t->a && t->b && t->c) {
-      t->n = (long)(bytes / sizeof(float));
-      return 0;
-    }
-    hw_triad_release(t);
-  }
-  return -1;
-}
-
-/* First touch with the triad's own static schedule, so each thread's pages
- * sit on its own NUMA node. */
-HW_BENCH static void hw_triad_init(struct hw_triad *t, int nt)
-{
-  float *restrict a = t->a, *restrict b = t->b, *restrict c = t->c;
-  long i, n = t->n;
-
-#pragma omp parallel for schedule(static) num_threads(nt)
-  for (i = 0; i < n; i++) {
-    a[i] = 0.0f;
-    b[i] = 1.0f;
-    c[i] = 2.0f;
-  }
-}
-
-HW_BENCH static double hw_triad_time(struct hw_triad *t, float s, int nt)
-{
-  float *restrict a = t->a;
-  const float *restrict b = t->b, *restrict c = t->c;
-  long i, n = t->n;
-  double t0 = kope_now();
-
-#pragma omp parallel for schedule(static) num_threads(nt)
-  for (i = 0; i < n; i++)
-    a[i] = b[i] + s * c[i];
-  return kope_now() - t0;
-}
-
-/* Best GB/s of HW_TRIAD_REPS triads; 0 when the arrays cannot be had. */
-static double hw_measure_bandwidth(const kope_hw *hw, int nt)
-{
-  struct hw_triad t = {0};
-  double best = 0.0, secs, bytes;
-  int r;
-
-  if (hw_triad_alloc(&t, hw_triad_bytes(hw)) != 0)
-    return 0.0;
-  hw_triad_init(&t, nt);
-  /* STREAM's convention: 3 * 4 * N bytes per triad (read b and c, write
-   * a); the write-allocate read of a is not counted, so the DRAM traffic
-   * is up to 4/3 of this and the figure is what a kernel can count on. */
-  bytes = 3.0 * sizeof(float) * (double)t.n;
-  for (r = 0; r < HW_TRIAD_REPS; r++) {
-    secs = hw_triad_time(&t, 3.0f + (float)r, nt);
-    if (secs > 0 && bytes / secs > best)
-      best = bytes / secs;
-  }
-  hw_sink = t.a[0] + t.a[t.n / 2] + t.a[t.n - 1];
-  hw_triad_release(&t);
-  return best / 1e9;
-}
-
 /* ---- measurement and cache ---------------------------------------------- */
 
 static char *hw_now_iso(void)
@@ -650,18 +567,65 @@ static int hw_bench_threads(const kope_hw *hw)
   return n >= 1 && n < hw->threads ? n : hw->threads;
 }
 
-static int hw_measure(kope_hw *hw, kope_err *err)
+/* Why the figures look measured under load, or NULL: the all-threads
+ * peak far under cores x the one-thread peak, or a smaller memory level
+ * much slower than a larger one. Caller frees. */
+static char *hw_suspect_reason(const kope_hw *hw)
 {
-  double t0 = kope_now();
+  static const char *names[] = {"", "L1d", "L2", "L3", "DRAM"};
+  int cores = kope_hw_bench_cores(hw), lo, hi, col;
+
+  if (cores > 1 && hw->peak_gflops < HW_SUSPECT_PEAK * cores * hw->peak_one_gflops)
+    return kope_sprintf("peak on all threads %.1f GFLOP/s is under %.0f%% of %d cores x "
+                        "%.1f GFLOP/s on one", hw->peak_gflops, HW_SUSPECT_PEAK * 100,
+                        cores, hw->peak_one_gflops);
+  for (col = HW_ALL; col <= HW_ONE; col++)
+    for (lo = 1; lo < HW_DRAM; lo++)
+      for (hi = lo + 1; hi <= HW_DRAM; hi++)
+        if (hw->bw[lo][col] > 0 && hw->bw[lo][col] * HW_SUSPECT_BW < hw->bw[hi][col])
+          return kope_sprintf("%s bandwidth %.1f GB/s is under half of %s's %.1f GB/s "
+                              "(%s)", names[lo], hw->bw[lo][col], names[hi],
+                              hw->bw[hi][col], col == HW_ALL ? "all threads" : "one thread");
+  return NULL;
+}
+
+static int hw_measure_once(kope_hw *hw, kope_err *err)
+{
   int nt = hw_bench_threads(hw);
 
-  hw->peak_gflops = hw_measure_peak(nt);
-  hw->bandwidth_gbs = hw_measure_bandwidth(hw, nt);
+  hw->bench_threads = nt;
+  hw->peak_one_gflops = hw_measure_peak(1);
+  hw->peak_gflops = nt > 1 ? hw_measure_peak(nt) : hw->peak_one_gflops;
+  if (kope_hw_measure_levels(hw, nt) != 0)
+    hw->bandwidth_gbs = 0;
   if (!(hw->peak_gflops > 0) || !(hw->bandwidth_gbs > 0))
     return kope_err_set(err, KOPE_EENV,
                         "hw: measurement failed (peak %.3g GFLOP/s, bandwidth "
                         "%.3g GB/s; out of memory for the triad arrays?)",
                         hw->peak_gflops, hw->bandwidth_gbs);
+  free(hw->suspect);
+  hw->suspect = hw_suspect_reason(hw);
+  return KOPE_OK;
+}
+
+/* Measure; a suspect result is measured once more, and one still suspect
+ * is kept with its reason (shown by kope hw, warned about here). */
+static int hw_measure(kope_hw *hw, kope_err *err)
+{
+  double t0 = kope_now();
+  int rc;
+
+  if ((rc = hw_measure_once(hw, err)) != KOPE_OK)
+    return rc;
+  if (hw->suspect) {
+    fprintf(stderr, "kope: hw: figures look measured under load (%s); measuring again\n",
+            hw->suspect);
+    if ((rc = hw_measure_once(hw, err)) != KOPE_OK)
+      return rc;
+    if (hw->suspect)
+      fprintf(stderr, "kope: hw: warning: the profile is marked suspect (%s); run "
+                      "`kope hw --refresh` on an idle machine\n", hw->suspect);
+  }
   hw->measure_seconds = kope_now() - t0;
   hw->from_cache = 0;
   free(hw->measured_at);
@@ -672,6 +636,32 @@ static int hw_measure(kope_hw *hw, kope_err *err)
 static int hw_valid_figure(double v)
 {
   return isfinite(v) && v > 0;
+}
+
+static const char *const hw_level_keys[] = {"", "l1d", "l2", "l3", "dram"};
+
+/* The per-level table of a cache document; returns 0 when it is missing
+ * or DRAM is not a valid figure (a cache from before the table). */
+static int hw_levels_apply(kope_hw *hw, const json_t *levels)
+{
+  double v[5][2] = {{0}};
+  json_t *lv;
+  int i;
+
+  if (!json_is_object(levels))
+    return 0;
+  for (i = 1; i <= HW_DRAM; i++) {
+    lv = json_object_get(levels, hw_level_keys[i]);
+    v[i][HW_ALL] = json_number_value(json_object_get(lv, "all_threads_gbs"));
+    v[i][HW_ONE] = json_number_value(json_object_get(lv, "one_thread_gbs"));
+    if (!isfinite(v[i][HW_ALL]) || v[i][HW_ALL] < 0 || !isfinite(v[i][HW_ONE]) ||
+        v[i][HW_ONE] < 0)
+      return 0;
+  }
+  if (!hw_valid_figure(v[HW_DRAM][HW_ALL]))
+    return 0;
+  memcpy(hw->bw, v, sizeof v);
+  return 1;
 }
 
 /* Take the measured figures from a cache document when it belongs to this
@@ -687,8 +677,17 @@ static int hw_cache_apply(kope_hw *hw, const json_t *root)
       !json_is_number(bw) || !hw_valid_figure(json_number_value(peak)) ||
       !hw_valid_figure(json_number_value(bw)))
     return 0;
+  if (!hw_levels_apply(hw, json_object_get(root, "bandwidth_levels")))
+    return 0;
   hw->peak_gflops = json_number_value(peak);
+  hw->peak_one_gflops = json_number_value(json_object_get(root, "peak_gflops_fp32_one_thread"));
   hw->bandwidth_gbs = json_number_value(bw);
+  hw->bench_threads = (int)json_integer_value(json_object_get(root, "bench_threads"));
+  free(hw->suspect);
+  hw->suspect = json_is_string(json_object_get(root, "suspect"))
+                    ? kope_strdup(json_string_value(json_object_get(root, "suspect")))
+                    : NULL;
+  hw_sanitize(hw->suspect);
   hw->measure_seconds = 0.0;
   hw->from_cache = 1;
   free(hw->measured_at);
@@ -836,14 +835,55 @@ int kope_hw_from_cache(const kope_hw *hw)
   return hw ? hw->from_cache : 0;
 }
 
+double kope_hw_peak_one_gflops(const kope_hw *hw)
+{
+  return hw ? hw->peak_one_gflops : 0.0;
+}
+
+double kope_hw_level_bandwidth_gbs(const kope_hw *hw, int level, int all_threads)
+{
+  if (!hw || level < 1 || level > HW_DRAM)
+    return 0.0;
+  return hw->bw[level][all_threads ? HW_ALL : HW_ONE];
+}
+
+int kope_hw_level_for(const kope_hw *hw, double bytes, int threads)
+{
+  int lv;
+  double cap;
+
+  if (!hw)
+    return HW_DRAM;
+  for (lv = 1; lv < HW_DRAM; lv++) {
+    cap = (double)hw->cache[lv] * (lv < 3 && threads > 1 ? kope_hw_bench_cores(hw) : 1);
+    if (hw->cache[lv] > 0 && bytes <= cap && kope_hw_level_bandwidth_gbs(hw, lv, threads > 1) > 0)
+      return lv;
+  }
+  return HW_DRAM;
+}
+
+double kope_hw_bandwidth_for(const kope_hw *hw, double bytes, int threads)
+{
+  double bw = kope_hw_level_bandwidth_gbs(hw, kope_hw_level_for(hw, bytes, threads), threads > 1);
+
+  if (!(bw > 0) && hw && threads > 1)
+    bw = hw->bandwidth_gbs;   /* a profile without the table: DRAM, all threads */
+  return bw;
+}
+
+const char *kope_hw_suspect(const kope_hw *hw)
+{
+  return hw ? hw->suspect : NULL;
+}
+
 double kope_hw_roofline_seconds(const kope_hw *hw, double flops, double bytes)
 {
-  double tf, tb;
+  double tf, tb, bw = kope_hw_bandwidth_for(hw, bytes, hw ? hw->threads : 1);
 
-  if (!hw || !(hw->peak_gflops > 0) || !(hw->bandwidth_gbs > 0))
+  if (!hw || !(hw->peak_gflops > 0) || !(bw > 0))
     return 0.0;
   tf = flops / (hw->peak_gflops * 1e9);
-  tb = bytes / (hw->bandwidth_gbs * 1e9);
+  tb = bytes / (bw * 1e9);
   return tf > tb ? tf : tb;
 }
 
@@ -865,6 +905,21 @@ static json_t *hw_simd_array(const char *simd)
   return arr;
 }
 
+/* {"l1d": {"bytes": .., "all_threads_gbs": .., "one_thread_gbs": ..}, ...} */
+static json_t *hw_levels_json(const kope_hw *hw)
+{
+  json_t *o = json_object();
+  int lv;
+
+  for (lv = 1; lv <= HW_DRAM; lv++)
+    json_object_set_new(o, hw_level_keys[lv],
+                        json_pack("{s:I,s:f,s:f}", "bytes",
+                                  (json_int_t)(lv < HW_DRAM ? hw->cache[lv] : 0),
+                                  "all_threads_gbs", hw->bw[lv][HW_ALL],
+                                  "one_thread_gbs", hw->bw[lv][HW_ONE]));
+  return o;
+}
+
 json_t *kope_hw_to_json(const kope_hw *hw)
 {
   json_t *o, *cache;
@@ -884,6 +939,11 @@ json_t *kope_hw_to_json(const kope_hw *hw)
   json_object_set_new(o, "compiler", json_string(hw->compiler));
   json_object_set_new(o, "peak_gflops_fp32", json_real(hw->peak_gflops));
   json_object_set_new(o, "bandwidth_gbs", json_real(hw->bandwidth_gbs));
+  json_object_set_new(o, "peak_gflops_fp32_one_thread", json_real(hw->peak_one_gflops));
+  json_object_set_new(o, "bandwidth_levels", hw_levels_json(hw));
+  json_object_set_new(o, "bench_threads", json_integer(hw->bench_threads));
+  json_object_set_new(o, "cache_source", json_string(hw->cache_from_cpuid ? "cpuid" : "sysfs"));
+  json_object_set_new(o, "suspect", hw->suspect ? json_string(hw->suspect) : json_null());
   json_object_set_new(o, "fingerprint", json_string(hw->fingerprint));
   json_object_set_new(o, "from_cache", json_boolean(hw->from_cache));
   json_object_set_new(o, "measure_seconds", json_real(hw->measure_seconds));

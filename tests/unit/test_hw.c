@@ -36,13 +36,25 @@ static void write_text(const char *path, const char *text)
   write_bytes(path, text, strlen(text));
 }
 
-/* A cache document with this machine's fingerprint and the given peaks. */
+/* Per-level bandwidths of a written cache, as multiples of DRAM's. */
+#define LV_L1 40.0
+#define LV_L2 20.0
+#define LV_L3 5.0
+
+/* A cache document with this machine's fingerprint and the given peaks;
+ * its level table is LV_* x bw (all threads), half that on one thread. */
 static void write_cache(const char *path, const char *fingerprint, double peak,
                         double bw)
 {
-  json_t *j = json_pack("{s:s, s:f, s:f, s:s}", "fingerprint", fingerprint,
-                        "peak_gflops_fp32", peak, "bandwidth_gbs", bw,
-                        "measured_at", "2024-01-01T00:00:00Z");
+  json_t *j = json_pack("{s:s, s:f, s:f, s:s, s:f, s:{s:{s:f,s:f}, s:{s:f,s:f}, "
+                        "s:{s:f,s:f}, s:{s:f,s:f}}}",
+                        "fingerprint", fingerprint, "peak_gflops_fp32", peak,
+                        "bandwidth_gbs", bw, "measured_at", "2024-01-01T00:00:00Z",
+                        "peak_gflops_fp32_one_thread", peak / 2, "bandwidth_levels",
+                        "l1d", "all_threads_gbs", LV_L1 * bw, "one_thread_gbs", LV_L1 * bw / 2,
+                        "l2", "all_threads_gbs", LV_L2 * bw, "one_thread_gbs", LV_L2 * bw / 2,
+                        "l3", "all_threads_gbs", LV_L3 * bw, "one_thread_gbs", LV_L3 * bw / 2,
+                        "dram", "all_threads_gbs", bw, "one_thread_gbs", bw / 2);
   char *text = json_dumps(j, 0);
 
   assert_non_null(text);
@@ -305,6 +317,72 @@ static void test_roofline(void **state)
   kope_hw_free(hw);
 }
 
+/* The level a working set falls in follows the detected cache sizes, and
+ * the roofline uses that level's bandwidth. */
+static void test_levels(void **state)
+{
+  kope_hw *hw = known_profile("levels.json", 100.0, 10.0);
+  long l1 = kope_hw_cache_bytes(hw, 1), l3 = kope_hw_cache_bytes(hw, 3);
+
+  (void)state;
+  assert_float_equal(kope_hw_level_bandwidth_gbs(hw, 4, 1), 10.0, 0.0);
+  assert_float_equal(kope_hw_level_bandwidth_gbs(hw, 4, 0), 5.0, 0.0);
+  assert_float_equal(kope_hw_level_bandwidth_gbs(hw, 0, 1), 0.0, 0.0);
+  assert_float_equal(kope_hw_level_bandwidth_gbs(hw, 5, 1), 0.0, 0.0);
+  assert_float_equal(kope_hw_peak_one_gflops(hw), 50.0, 0.0);
+  assert_null(kope_hw_suspect(hw));
+  /* far beyond any cache: DRAM, the all-threads or one-thread column */
+  assert_int_equal(kope_hw_level_for(hw, 1e12, 2), 4);
+  assert_float_equal(kope_hw_bandwidth_for(hw, 1e12, 2), 10.0, 0.0);
+  assert_float_equal(kope_hw_bandwidth_for(hw, 1e12, 1), 5.0, 0.0);
+  if (l1 > 0) {
+    assert_int_equal(kope_hw_level_for(hw, (double)l1 / 2, 1), 1);
+    assert_float_equal(kope_hw_bandwidth_for(hw, (double)l1 / 2, 1), LV_L1 * 5.0, 0.0);
+    assert_float_equal(kope_hw_roofline_seconds(hw, 0, (double)l1 / 2),
+                       (double)l1 / 2 / (LV_L1 * 10.0 * 1e9), 1e-15);
+  } else {
+    assert_int_equal(kope_hw_level_for(hw, 1024, 1), l3 > 0 ? 3 : 4);
+  }
+  if (l3 > 0) {
+    assert_int_equal(kope_hw_level_for(hw, (double)l3, 1), 3);
+    assert_int_equal(kope_hw_level_for(hw, (double)l3 + 1, 1), 4);
+  }
+  kope_hw_free(hw);
+}
+
+/* A cached suspect mark is kept and reported; a cache without the level
+ * table (an older kope) is measured again. */
+static void test_suspect_and_old_cache(void **state)
+{
+  char *path = tmp_path("suspect.json"), *fp = this_fingerprint();
+  json_t *j;
+  kope_hw *hw;
+
+  (void)state;
+  write_cache(path, fp, 100.0, 10.0);
+  j = json_load_file(path, 0, NULL);
+  assert_non_null(j);
+  json_object_set_new(j, "suspect", json_string("measured under load"));
+  assert_int_equal(json_dump_file(j, path, 0), 0);
+  hw = get_ok(path, 0);
+  assert_int_equal(kope_hw_from_cache(hw), 1);
+  assert_non_null(kope_hw_suspect(hw));
+  assert_string_equal(kope_hw_suspect(hw), "measured under load");
+  kope_hw_free(hw);
+
+  json_object_del(j, "bandwidth_levels");
+  assert_int_equal(json_dump_file(j, path, 0), 0);
+  hw = get_ok(path, 0);
+  assert_int_equal(kope_hw_from_cache(hw), 0);
+  assert_true(kope_hw_level_bandwidth_gbs(hw, 4, 1) > 0);
+  assert_true(kope_hw_level_bandwidth_gbs(hw, 4, 0) > 0);
+  assert_true(kope_hw_peak_one_gflops(hw) > 0);
+  kope_hw_free(hw);
+  json_decref(j);
+  free(fp);
+  free(path);
+}
+
 static size_t count_tokens(const char *s)
 {
   size_t n = 0;
@@ -376,6 +454,8 @@ int main(void)
     cmocka_unit_test(test_stale_fingerprint),
     cmocka_unit_test(test_unwritable_cache),
     cmocka_unit_test(test_roofline),
+    cmocka_unit_test(test_levels),
+    cmocka_unit_test(test_suspect_and_old_cache),
     cmocka_unit_test(test_json_and_describe),
   };
 
