@@ -55,11 +55,17 @@ static void test_symbols(void **state)
                                     "omp_get_thread_num", "memcpy", "memset", "memmove",
                                     "malloc", "free", "aligned_alloc", "calloc",
                                     "__stack_chk_fail", "_ZGVdN8v_expf", "__popcountdi2",
-                                    "__mulsc3", "printf", "stderr", NULL};
+                                    "__mulsc3", "printf", "stderr", "GOMP_parallel_loop_static",
+                                    "GOMP_loop_nonmonotonic_dynamic_next",
+                                    "GOMP_critical_name_start", "GOMP_barrier", NULL};
   static const char *const bad[] = {"pthread_create", "fork", "execve", "system", "dlopen",
                                     "dlsym", "mmap", "mprotect", "syscall", "clock_gettime",
                                     "signal", "sigaction", "fopen", "open", "socket", "getenv",
-                                    "write", "kill", "ptrace", "expfoo", "__libc_system", NULL};
+                                    "write", "kill", "ptrace", "expfoo", "__libc_system",
+                                    "GOMP_parallel_start", "GOMP_parallel_end",
+                                    "GOMP_parallel_loop_static_start",
+                                    "GOMP_parallel_sections_start", "GOMP_target_ext",
+                                    "GOMP_teams_reg", NULL};
   int i;
 
   (void)state;
@@ -135,6 +141,31 @@ static void test_asm(void **state)
   expect_refused(kope_gate_asm("#APP\n\t.byte 0x0f, 0x05\n#NO_APP\n", why, sizeof why), "asm");
   expect_refused(kope_gate_asm("#APP\n.section .init_array\n#NO_APP\n", why, sizeof why),
                  "asm");
+}
+
+/* Inline asm in preprocessed text, as gas reads it (issue 16). */
+static void test_inline_asm(void **state)
+{
+  (void)state;
+  expect_passed(kope_gate_inline_asm("void f(void) { __asm__ volatile(\"vzeroupper\" ::: "
+                                     "\"memory\"); if (1) asm(\"nop\"); }", why, sizeof why));
+  expect_passed(kope_gate_inline_asm("int x = 1; const char *s = \"asm(.byte)\";", why,
+                                     sizeof why));
+  expect_refused(kope_gate_inline_asm("void f(void) { asm(\"/**/.byte 0x0f,0x05\"); }", why,
+                                      sizeof why), "asm");
+  expect_refused(kope_gate_inline_asm("void f(void) { asm(\"/* x */ \\x73yscall\"); }",
+                                      why, sizeof why), "syscall");
+  expect_refused(kope_gate_inline_asm("__asm__(\".inc\" \"bin \\\"f\\\"\");", why,
+                                      sizeof why), "asm");
+  expect_refused(kope_gate_inline_asm("void f(void) { asm(\"nop\\n#NO_APP\\n.long 1\\n#APP\"); }",
+                                      why, sizeof why), "asm");
+  expect_refused(kope_gate_inline_asm("long m __asm__(\".gomp_critical_user_m\");", why,
+                                      sizeof why), "asm: an asm label");
+  expect_refused(kope_gate_inline_asm("long m[2] asm(\"y\");", why, sizeof why),
+                 "asm: an asm label");
+  expect_refused(kope_gate_inline_asm("void f(void) { asm(\"movq .gomp_critical_user_a(%%rip), "
+                                      "%%rax\"); }", why, sizeof why), "asm");
+  expect_refused(kope_gate_asm("#APP\n/**/.byte 0x0f,0x05\n#NO_APP\n", why, sizeof why), "asm");
 }
 
 /* Compile src with the candidate flags; returns the object's bytes. */
@@ -234,6 +265,7 @@ int main(void)
     cmocka_unit_test(test_source),
     cmocka_unit_test(test_preprocessed),
     cmocka_unit_test(test_asm),
+    cmocka_unit_test(test_inline_asm),
     cmocka_unit_test(test_object_legit),
     cmocka_unit_test(test_object_refused),
   };
