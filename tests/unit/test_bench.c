@@ -212,6 +212,40 @@ static void test_metrics(void **state)
   json_decref(d);
 }
 
+/* Check cases (role "check", never timed) count for the pass rate, never
+ * for the score: one operator, a check case and two perf cases. */
+static void test_metrics_check_cases(void **state)
+{
+  json_t *perf = json_pack("[o, o]", tcase(0.5, 1, 0.25, 0.1), tcase(0.25, 1, 0.25, 0.1));
+  json_t *cases = json_pack("[{s:s, s:b}]", "role", "check", "timed", 0), *rep, *d, *a;
+  kope_err err;
+  size_t i;
+  json_t *c;
+
+  (void)state;
+  json_array_foreach(perf, i, c)
+    json_object_set_new(c, "role", json_string("perf"));
+  rep = accepted(json_incref(perf));   /* geomeans over the perf cases, as the evaluator */
+  json_array_extend(cases, perf);
+  json_decref(perf);
+  json_object_set_new(rep, "cases", cases);
+  d = json_pack("{s:s, s:i, s:{s:i, s:i, s:[{s:s}]}, s:[{s:s, s:i}], s:[], s:[{s:s, s:[o]}]}",
+                "format", "kope-bench", "schema", 1, "settings", "repeats", 1, "budget_evals",
+                1, "configs", "name", "A", "operators", "name", "op1", "ncases", 3, "runs",
+                "final", "op", "op1", "kernels", kernel("A", rep));
+  kope_err_clear(&err);
+  assert_int_equal(kope_bench_metrics(d, &err), KOPE_OK);
+  a = cm(d, "A");
+  assert_int_equal((int)num(a, "cases_total"), 3);
+  assert_float_equal(num(a, "pass_rate"), 1.0, 1e-9);
+  /* the mean over the two perf cases, not over all three */
+  assert_float_equal(num(a, "score"),
+                     100.0 * (kope_bench_case_score(0.5, 1, 0.1) +
+                              kope_bench_case_score(0.25, 1, 0.1)) / 2, 1e-4);
+  assert_float_equal(num(a, "geomean_speedup_ref"), sqrt(8.0), 1e-5);
+  json_decref(d);
+}
+
 static void test_metrics_rejects(void **state)
 {
   json_t *d = json_pack("{s:s}", "format", "kope-memory");
@@ -350,6 +384,7 @@ int main(void)
     cmocka_unit_test(test_evals_to_reach),
     cmocka_unit_test(test_configs),
     cmocka_unit_test(test_metrics),
+    cmocka_unit_test(test_metrics_check_cases),
     cmocka_unit_test(test_metrics_rejects),
     cmocka_unit_test(test_reports),
     cmocka_unit_test(test_store_copies),
