@@ -2,8 +2,10 @@
  * `kope hw`: describe this machine and measure its roofline.
  *
  * Prints the hardware profile (CPU model, cores, threads, SIMD features,
- * caches, compiler) and the two measured figures every result is judged
- * against: peak FP32 GFLOP/s and memory bandwidth. The profile comes from
+ * caches, compiler) and the measured figures every result is judged
+ * against: peak FP32 GFLOP/s (all threads and one) and the triad bandwidth
+ * of each memory level (all threads and one), with the suspect mark of a
+ * profile measured under load. The profile comes from
  * the cache when it matches this hardware (--refresh re-measures; --cache
  * picks the file). --json prints the profile as one JSON document. Both
  * also list the sandbox layers this machine allows for candidate kernels
@@ -30,9 +32,11 @@ static void hw_usage(FILE *f)
       "usage: kope hw [--json] [--refresh] [--cache PATH]\n"
       "\n"
       "Describe this machine and measure its roofline: peak FP32 FLOP/s (an\n"
-      "FMA loop on all threads) and memory bandwidth (a STREAM triad on all\n"
-      "threads). The profile is cached and reused while the hardware is the\n"
-      "same.\n"
+      "FMA loop, all threads and one) and the bandwidth of each memory level\n"
+      "(a STREAM triad in L1d, L2, L3 and DRAM, all threads and one). A\n"
+      "profile that looks measured under load is measured again, then kept\n"
+      "marked 'suspect'. The profile is cached and reused while the hardware\n"
+      "is the same.\n"
       "\n"
       "options:\n"
       "  --json        print the profile as one JSON document\n"
@@ -126,6 +130,31 @@ static void hw_print_sandbox(void)
   json_decref(sb);
 }
 
+/* "bandwidth  level  size  all threads  one thread" and one row per level;
+ * a level whose size is unknown was not measured ("-"). */
+static void hw_print_levels(const kope_hw *hw)
+{
+  static const char *names[] = {"", "L1d", "L2", "L3", "DRAM"};
+  char size[32];
+  double all, one;
+  int lv;
+
+  printf("%-10s %-5s %9s %14s %14s\n", "bandwidth", "level", "size", "all threads",
+         "one thread");
+  for (lv = 1; lv <= 4; lv++) {
+    all = kope_hw_level_bandwidth_gbs(hw, lv, 1);
+    one = kope_hw_level_bandwidth_gbs(hw, lv, 0);
+    if (lv < 4)
+      kope_format_bytes(kope_hw_cache_bytes(hw, lv), size, sizeof size);
+    else
+      snprintf(size, sizeof size, "-");
+    if (all > 0 || one > 0)
+      printf("%-10s %-5s %9s %9.1f GB/s %9.1f GB/s\n", "", names[lv], size, all, one);
+    else
+      printf("%-10s %-5s %9s %14s %14s\n", "", names[lv], size, "-", "-");
+  }
+}
+
 static void hw_print_table(const kope_hw *hw)
 {
   double peak = kope_hw_peak_gflops(hw), bw = kope_hw_bandwidth_gbs(hw);
@@ -138,12 +167,16 @@ static void hw_print_table(const kope_hw *hw)
   hw_row("simd", simd[0] ? simd : "(none detected)");
   hw_print_caches(hw);
   hw_row("compiler", kope_hw_compiler(hw));
-  snprintf(buf, sizeof buf, "%.1f GFLOP/s (FP32, all threads)", peak);
+  snprintf(buf, sizeof buf, "%.1f GFLOP/s (FP32, all threads), %.1f GFLOP/s (one thread)",
+           peak, kope_hw_peak_one_gflops(hw));
   hw_row("peak", buf);
-  snprintf(buf, sizeof buf, "%.1f GB/s (triad, all threads)", bw);
-  hw_row("bandwidth", buf);
-  snprintf(buf, sizeof buf, "%.1f FLOP/byte", bw > 0 ? peak / bw : 0.0);
+  hw_print_levels(hw);
+  snprintf(buf, sizeof buf, "%.1f FLOP/byte (DRAM, all threads: %.1f GB/s triad)",
+           bw > 0 ? peak / bw : 0.0, bw);
   hw_row("ridge", buf);
+  if (kope_hw_suspect(hw))
+    printf("%-10s %s (--refresh on an idle machine to measure again)\n", "suspect",
+           kope_hw_suspect(hw));
   hw_print_sandbox();
   if (kope_hw_from_cache(hw))
     hw_row("profile", "cached (--refresh to measure again)");

@@ -51,7 +51,7 @@ expect_exit 0 "seed relu with timing" -- "$KOPE" eval relu "$OPS/relu/seed.c" --
 expect_eq "per-case samples kept" "$(json_get "all(len(c['samples']['candidate']) >= 5 for c in d['cases'])")" "True"
 expect_eq "CI brackets the median" "$(json_get "all(c['speedup_ref']['ci_lo'] <= c['speedup_ref']['median'] <= c['speedup_ref']['ci_hi'] for c in d['cases'])")" "True"
 expect_eq "geomean speedup positive" "$(json_get "d['speedup_ref'] > 0")" "True"
-expect_eq "harness version recorded" "$(json_get "d['harness_version']")" "kope-eval-4"
+expect_eq "harness version recorded" "$(json_get "d['harness_version']")" "kope-eval-5"
 expect_eq "isolation reported" "$(json_get "'readonly_inputs' in d['environment']['isolation']")" "True"
 
 # Timing sees a slow kernel as slow: 2000x the work on n=65537 (case 5).

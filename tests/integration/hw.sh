@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Integration test for `kope hw`: --json prints one valid JSON document with
 # positive measured figures, a second run reuses the cache, the human table
-# shows the roofline, --help exits 0 and bad usage exits 2.
+# shows the roofline and the per-level bandwidth table, a cached suspect
+# mark is shown, --help exits 0 and bad usage exits 2.
 set -euo pipefail
 
 : "${KOPE:?KOPE must name the kope binary}"
@@ -38,6 +39,18 @@ assert d["from_cache"] is False
 assert d["threads"] >= 1 and 1 <= d["cores"] <= d["threads"]
 assert isinstance(d["simd"], list)
 assert set(d["cache"]) >= {"l1d", "l2", "l3"}
+lv = d["bandwidth_levels"]
+assert set(lv) == {"l1d", "l2", "l3", "dram"}, lv
+assert lv["dram"]["all_threads_gbs"] == d["bandwidth_gbs"]
+assert lv["dram"]["one_thread_gbs"] > 0
+for k in ("l1d", "l2", "l3"):
+    # a level of known size is measured on all threads and on one
+    assert (lv[k]["all_threads_gbs"] > 0) == (d["cache"][k] > 0), (k, lv[k])
+    assert (lv[k]["one_thread_gbs"] > 0) == (d["cache"][k] > 0), (k, lv[k])
+    assert lv[k]["bytes"] == d["cache"][k]
+assert d["peak_gflops_fp32_one_thread"] > 0
+assert d["suspect"] is None or isinstance(d["suspect"], str)
+assert d["cache_source"] in ("sysfs", "cpuid")
 EOF
 [ -f "$T/hw.json" ] || fail "cache file $T/hw.json was not written"
 
@@ -59,6 +72,23 @@ EOF
 for word in model threads GFLOP/s GB/s FLOP/byte cached; do
   grep -q "$word" "$T/table.txt" || fail "table lacks '$word': $(cat "$T/table.txt")"
 done
+
+# 3b. The per-level table, and a suspect mark kept in the cache is shown.
+for word in L1d L2 L3 DRAM "all threads" "one thread"; do
+  grep -q "$word" "$T/table.txt" || fail "table lacks '$word': $(cat "$T/table.txt")"
+done
+python3 - "$T/hw.json" <<'EOF' || fail "cannot mark the cache suspect"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["suspect"] = "test mark: measured under load"
+json.dump(d, open(sys.argv[1], "w"))
+EOF
+"$KOPE" hw --cache "$T/hw.json" >"$T/table2.txt" || fail "kope hw (suspect table) failed"
+grep -q "^suspect .*test mark: measured under load" "$T/table2.txt" ||
+  fail "the suspect mark is not shown: $(cat "$T/table2.txt")"
+"$KOPE" hw --json --cache "$T/hw.json" |
+  python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["from_cache"] and d["suspect"].startswith("test mark")' ||
+  fail "--json does not carry the suspect mark"
 
 # 4. A corrupt cache is re-measured.
 echo 'not json {{{' >"$T/hw.json"
