@@ -119,8 +119,8 @@ static void base_stats(kope_report *r)
 static void geomeans(kope_report *r)
 {
   double sr[KOPE_EVAL_MAX_CASES] = {0}, sv[KOPE_EVAL_MAX_CASES] = {0},
-         rf[KOPE_EVAL_MAX_CASES] = {0}, rall[KOPE_EVAL_MAX_CASES] = {0};
-  size_t c, n = 0, nr = 0;
+         rall[KOPE_EVAL_MAX_CASES] = {0};
+  size_t c, n = 0;
 
   for (c = 0; c < r->ncases; c++) {
     if (!r->cases[c].timed)
@@ -128,8 +128,6 @@ static void geomeans(kope_report *r)
     sr[n] = r->cases[c].sp_ref;
     sv[n] = r->cases[c].sp_ven;
     rall[n] = r->cases[c].roof;
-    if (!r->cases[c].in_cache)
-      rf[nr++] = r->cases[c].roof;
     n++;
   }
   if (r->has_base && n)
@@ -138,8 +136,9 @@ static void geomeans(kope_report *r)
     r->has_base = 0;
   r->sp_ref = kope_geomean(sr, n);
   r->sp_ven = r->has_vendor ? kope_geomean(sv, n) : 0.0;
-  /* the DRAM roofline bounds only cases that do not fit in cache */
-  r->roof = nr ? kope_geomean(rf, nr) : kope_geomean(rall, n);
+  /* each case's bound uses the bandwidth of the memory level its working
+   * set fits in (kope_hw_roofline_seconds), so every case counts */
+  r->roof = kope_geomean(rall, n);
 }
 
 /* Every defense that was in force for this candidate, by name. */

@@ -209,11 +209,11 @@ static void summarize(kope_evaluator *ev, size_t c, kope_case_res *cr)
   }
   cr->flops = ev->binds[c].flops;
   cr->bytes = ev->binds[c].bytes;
+  /* the bound uses the bandwidth of the level the working set fits in;
+   * in_cache: that level is a cache of known size (not DRAM) */
   if (ev->hw && cr->t_cand > 0) {
-    long llc = kope_hw_cache_bytes(ev->hw, 3) ? kope_hw_cache_bytes(ev->hw, 3)
-                                              : kope_hw_cache_bytes(ev->hw, 2);
     cr->roof = kope_hw_roofline_seconds(ev->hw, cr->flops, cr->bytes) / cr->t_cand;
-    cr->in_cache = llc > 0 && cr->bytes < (double)llc;
+    cr->in_cache = kope_hw_level_for(ev->hw, cr->bytes, kope_hw_threads(ev->hw)) < 4;
   }
 }
 
