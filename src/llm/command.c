@@ -31,9 +31,9 @@ typedef struct run {
 
 static char *request_json(kope_llm *l, const char *system, const char *user)
 {
-  json_t *j = json_pack("{s:s, s:s, s:s, s:[{s:s, s:s}, {s:s, s:s}], s:I}", "provider",
-                        "command", "model", l->model, "system", system, "messages", "role",
-                        "system", "content", system, "role", "user", "content", user,
+  /* the system prompt once, at the top level; messages hold the user turn */
+  json_t *j = json_pack("{s:s, s:s, s:s, s:[{s:s, s:s}], s:I}", "provider", "command", "model",
+                        l->model, "system", system, "messages", "role", "user", "content", user,
                         "max_tokens", (json_int_t)l->o.max_tokens);
   char *s;
 

@@ -179,8 +179,8 @@ chmod +x "$T/answer.sh"
 run cmd_ok 0 "command provider" --llm-provider command --llm-cmd "$T/answer.sh" "${FAST[@]}"
 expect_eq "command: kernel evaluated" "$(step1 verdict)" correct
 expect_eq "command: got the request JSON" "$(python3 -c "
-import json; r=json.load(open('$T/request.json')); print([m['role'] for m in r['messages']], 'void scale2(' in r['messages'][1]['content'])")" \
-  "['system', 'user'] True"
+import json; r=json.load(open('$T/request.json')); print([m['role'] for m in r['messages']], 'void scale2(' in r['messages'][0]['content'], 'THOUGHT:' in r['system'], 'THOUGHT:' in r['messages'][0]['content'])")" \
+  "['user'] True True False"
 run cmd_hang ran "command that hangs" --llm-provider command --llm-cmd "sleep 60" --llm-cmd-timeout 1 "${FAST[@]}"
 expect_eq "hang: no_kernel case" "$(step1 verdict)" no_kernel
 expect_match "hang: timed out" <(step1 feedback) "timed out after 1 s"
