@@ -15,6 +15,9 @@
 double kope_bj_num(const json_t *o, const char *key, double dflt);
 /* o[k1][k2] as a number; dflt when absent. */
 double kope_bj_num2(const json_t *o, const char *k1, const char *k2, double dflt);
+/* The final re-measurement of (op, configuration, repeat) in a kope-bench
+ * document ({config, repeat, path, report}), or NULL; borrowed. */
+json_t *kope_bench_final_kernel(const json_t *doc, const char *op, const char *cfg, int rep);
 /* String member, "" when absent. */
 const char *kope_bj_str(const json_t *o, const char *key);
 int kope_bj_bool(const json_t *o, const char *key);

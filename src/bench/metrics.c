@@ -38,7 +38,7 @@ static void unit_release(unit *u)
   memset(u, 0, sizeof *u);
 }
 
-static json_t *final_kernel(const json_t *doc, const char *op, const char *cfg, int rep)
+json_t *kope_bench_final_kernel(const json_t *doc, const char *op, const char *cfg, int rep)
 {
   json_t *f, *k;
   size_t i, j;
@@ -325,7 +325,7 @@ static json_t *config_metrics(const json_t *doc, const char *cfg, int repeats, i
     const char *name = kope_bj_str(op, "name");
     json_t *list = json_array();
     for (rep = 0; rep < repeats; rep++) {
-      json_t *k = final_kernel(doc, name, cfg, rep), *run = find_run(doc, name, cfg, rep);
+      json_t *k = kope_bench_final_kernel(doc, name, cfg, rep), *run = find_run(doc, name, cfg, rep);
       unit u;
       unit_fill(&u, k, (size_t)kope_bj_num(op, "ncases", 0));
       acc_unit(&a, &u);
@@ -353,7 +353,7 @@ static json_t *operator_metrics(const json_t *doc)
     size_t nc = (size_t)kope_bj_num(op, "ncases", 0);
     dvec vend = {0};
     unit u;
-    unit_fill(&u, final_kernel(doc, name, "seed", 0), nc);
+    unit_fill(&u, kope_bench_final_kernel(doc, name, "seed", 0), nc);
     for (c = 0; c < nc; c++)
       if (u.sp[c] > 0 && u.ven[c] > 0)
         dv_push(&vend, u.sp[c] / u.ven[c]);   /* t_ref / t_vendor */
@@ -401,8 +401,8 @@ static json_t *pair_json(const json_t *doc, const char *ca, const char *cb, cons
     size_t nc = (size_t)kope_bj_num(op, "ncases", 0);
     for (rep = 0; rep < repeats; rep++) {
       unit ua, ub;
-      unit_fill(&ua, final_kernel(doc, name, ca, rep), nc);
-      unit_fill(&ub, final_kernel(doc, name, cb, rep), nc);
+      unit_fill(&ua, kope_bench_final_kernel(doc, name, ca, rep), nc);
+      unit_fill(&ub, kope_bench_final_kernel(doc, name, cb, rep), nc);
       pair_unit(&ua, &ub, rep == 0 && !strcmp(ca, base), rep == 0 && !strcmp(cb, base), &r,
                 &direct, &wins);
       unit_release(&ua);

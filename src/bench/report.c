@@ -4,7 +4,8 @@
  * written through one small table writer so both formats show the same
  * numbers: the summary per configuration (the paper's Table 1 shape), the
  * ablations (memory on/off, active/passive, tuner/random, cross-target),
- * the paired ratios with bootstrap intervals, and a per-operator table.
+ * the paired ratios with bootstrap intervals, a per-operator table and a
+ * per-case table (name, shape, role; check cases are shown as not timed).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -226,7 +227,7 @@ static void summary(tw *t, json_t *const *docs, size_t n, const kope_bench_repor
   tw_end(t);
   para(t, "Pass rate over all (operator × case) pairs of the final re-measurement (a missing or "
           "failed operator counts all its cases as failed); speedups are geometric means over "
-          "operators of each operator's geometric mean over its cases; fast_p is the fraction of "
+          "operators of each operator's geometric mean over its timed cases; fast_p is the fraction of "
           "operators with a correct kernel faster than p times the reference; roofline is the "
           "geometric-mean fraction of the roofline bound; score is the CANN-Bench-style score "
           "(docs/bench.md); evals to 90% is the median number of evaluations a session needed to "
@@ -381,6 +382,78 @@ static void per_operator(tw *t, const json_t *doc)
   free(head);
 }
 
+/* ---- per case ---- */
+
+/* One case's speedup vs the reference in a configuration's repeat-0 final
+ * kernel: "not timed" for a check case, "fail" when not accepted. */
+static void case_cell(tw *t, const json_t *doc, const char *cfg, const char *op, size_t c)
+{
+  json_t *rep = json_object_get(kope_bench_final_kernel(doc, op, cfg, 0), "report");
+  json_t *jc = json_array_get(json_object_get(rep, "cases"), c);
+  double v = kope_bj_num2(jc, "speedup_ref", "median", 0);
+
+  if (!strcmp(kope_bj_str(jc, "role"), "check"))
+    tw_cell(t, "not timed");
+  else if (!kope_bj_bool(rep, "accepted") || v <= 0)
+    tw_cell(t, "fail");
+  else
+    tw_cell(t, "%.3fx", v);
+}
+
+/* The cases of op as its reports name them (the first configuration
+ * with a final kernel), NULL when none has. */
+static json_t *op_cases(const json_t *doc, const char *op)
+{
+  json_t *c, *cs;
+  size_t k;
+
+  if ((cs = json_object_get(json_object_get(kope_bench_final_kernel(doc, op, "seed", 0),
+                                            "report"), "cases")) && json_array_size(cs))
+    return cs;
+  json_array_foreach(cfg_list(doc), k, c) {
+    cs = json_object_get(json_object_get(kope_bench_final_kernel(doc, op, kope_bj_str(c, "name"),
+                                                                 0), "report"), "cases");
+    if (json_array_size(cs))
+      return cs;
+  }
+  return NULL;
+}
+
+static void per_case(tw *t, const json_t *doc)
+{
+  json_t *cfgs = cfg_list(doc), *c, *op, *jc;
+  size_t n = json_array_size(cfgs) + 5, k, i, j;
+  const char **head = calloc(n, sizeof *head);
+
+  head[0] = "operator";
+  head[1] = "case";
+  head[2] = "name";
+  head[3] = "shape";
+  head[4] = "role";
+  json_array_foreach(cfgs, k, c)
+    head[k + 5] = kope_bj_str(c, "name");
+  heading(t, 3, "per-case-table", "Speedup vs reference per case (final re-measurement, repeat 0)");
+  tw_begin(t, "per-case", head, n);
+  json_array_foreach(json_object_get(doc, "operators"), i, op) {
+    const char *name = kope_bj_str(op, "name");
+    json_array_foreach(op_cases(doc, name), j, jc) {
+      tw_row_begin(t);
+      tw_cell(t, "%s", name);
+      tw_cell(t, "%zu", j);
+      tw_cell(t, "%s", kope_bj_str(jc, "name"));
+      tw_cell(t, "%s", kope_bj_str(jc, "shape"));
+      tw_cell(t, "%s", *kope_bj_str(jc, "role") ? kope_bj_str(jc, "role") : "both");
+      json_array_foreach(cfgs, k, c)
+        case_cell(t, doc, kope_bj_str(c, "name"), name, j);
+      tw_row_end(t);
+    }
+  }
+  tw_end(t);
+  para(t, "Check cases are judged on every seed but never timed or scored; every speedup, "
+          "fast_p, roofline fraction and score above is over the timed (perf) cases only.");
+  free(head);
+}
+
 /* ---- settings ---- */
 
 static void settings(tw *t, const json_t *doc)
@@ -472,6 +545,7 @@ static void doc_sections(tw *t, const json_t *doc, const char *name, const kope_
   kope_bench_svg_bars(t->b, doc);
   kope_buf_puts(t->b, "</div>\n");
   per_operator(t, doc);
+  per_case(t, doc);
   heading(t, 2, "curves", "Speedup vs evaluations");
   kope_buf_puts(t->b, "<p>The incumbent's speedup vs the reference after each evaluation during "
                       "the search (geometric mean over operators and repeats; measured during the "

@@ -217,7 +217,10 @@ static void test_metrics(void **state)
 static void test_metrics_check_cases(void **state)
 {
   json_t *perf = json_pack("[o, o]", tcase(0.5, 1, 0.25, 0.1), tcase(0.25, 1, 0.25, 0.1));
-  json_t *cases = json_pack("[{s:s, s:b}]", "role", "check", "timed", 0), *rep, *d, *a;
+  json_t *cases = json_pack("[{s:s, s:s, s:s, s:b}]", "name", "tiny_prime", "shape", "n=7",
+                            "role", "check", "timed", 0), *rep, *d, *a;
+  kope_bench_report_opts o = {"Roles", NULL, NULL};
+  char *html;
   kope_err err;
   size_t i;
   json_t *c;
@@ -243,6 +246,13 @@ static void test_metrics_check_cases(void **state)
                      100.0 * (kope_bench_case_score(0.5, 1, 0.1) +
                               kope_bench_case_score(0.25, 1, 0.1)) / 2, 1e-4);
   assert_float_equal(num(a, "geomean_speedup_ref"), sqrt(8.0), 1e-5);
+  /* the HTML per-case table names the check case and does not time it */
+  html = kope_bench_html(&d, 1, &o, &err);
+  assert_non_null(html);
+  assert_non_null(strstr(html, "id='per-case-table'"));
+  assert_non_null(strstr(html, "<td>tiny_prime</td><td>n=7</td><td>check</td><td>not timed</td>"));
+  assert_non_null(strstr(html, "<td>perf</td><td>4.000x</td>"));
+  free(html);
   json_decref(d);
 }
 
