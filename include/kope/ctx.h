@@ -99,6 +99,10 @@ typedef struct kope_ctx_step {
   int correct, promoted;
   double speedup_ref;       /* absolute, 0 when not timed */
   double vs_incumbent;      /* ratio vs the incumbent it started from */
+  double vs_lo, vs_hi;      /* its ~95% CI (0 when not timed against one) */
+  double p_value;           /* one-sided sign test, 1 when not timed */
+  int remeasured;           /* 0 not re-measured, 1 confirmed, -1 not confirmed */
+  double re_speedup, re_lo, re_hi, re_p;   /* the re-measurement, when any */
   const char *feedback;     /* may be NULL */
   const char *source;       /* the candidate (passive history includes it) */
 } kope_ctx_step;
@@ -113,6 +117,9 @@ typedef struct kope_ctx_state {
   int incumbent_correct;
   double inc_speedup_ref, inc_speedup_vendor, inc_roofline;
   int64_t inc_case_id;           /* 0 when not recorded */
+  int inc_remeasured;            /* 1: the figures above are the confirming
+                                    re-measurement, not the first measurement */
+  double min_gain, alpha;        /* the incumbent rule (0: 0.05 and 0.05) */
   const char *feedback;          /* latest evaluation feedback, or NULL */
   const char *cards_dir;         /* NULL: <source>/targets/<target> */
   int64_t step;                  /* iteration about to run */

@@ -173,6 +173,9 @@ static void fill_state(const agent *a, kope_ctx_state *s)
   s->inc_speedup_vendor = a->inc_ven;
   s->inc_roofline = a->inc_roof;
   s->inc_case_id = a->inc_case;
+  s->inc_remeasured = a->inc_remeasured;
+  s->min_gain = a->o->min_gain;
+  s->alpha = a->o->alpha;
   s->feedback = a->feedback;
   s->step = a->step + 1;
   s->session_id = a->session;
@@ -350,6 +353,7 @@ static int record_batch(agent *a, attempt *at, size_t n, kope_err *err)
   }
   if (win < n) {
     adopt(a, at[win].p.source, at[win].r2 ? at[win].r2 : at[win].r);
+    a->inc_remeasured = at[win].r2 != NULL;
     a->inc_case = at[win].case_id;
     a->res->promotions++;
     if ((rc = kope_evaluator_set_base(a->ev, a->inc_src, err)) != KOPE_OK)

@@ -30,6 +30,7 @@ typedef struct agent {
   int64_t inc_case;
   int inc_correct;
   double inc_ref, inc_ven, inc_roof;
+  int inc_remeasured;          /* inc_ref etc. come from a confirming re-measurement */
   char *feedback;              /* latest feedback */
   /* session */
   int64_t session;

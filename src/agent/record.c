@@ -156,6 +156,7 @@ int kope_agent_record_start(agent *a, kope_report *r, kope_err *err)
 void kope_agent_history_add(agent *a, const attempt *at)
 {
   kope_ctx_step *h;
+  kope_base_cmp c2;
 
   if (a->nhist == a->caphist)
     a->hist = realloc(a->hist, (a->caphist = a->caphist ? 2 * a->caphist : 16) * sizeof *a->hist);
@@ -169,6 +170,17 @@ void kope_agent_history_add(agent *a, const attempt *at)
   h->promoted = at->promoted;
   h->speedup_ref = h->correct ? kope_report_speedup_ref(at->r) : 0.0;
   h->vs_incumbent = at->has_cmp ? at->cmp.speedup : 0.0;
+  h->vs_lo = at->has_cmp ? at->cmp.lo : 0.0;
+  h->vs_hi = at->has_cmp ? at->cmp.hi : 0.0;
+  h->p_value = at->has_cmp ? at->cmp.p_value : 1.0;
+  if (at->r2 && kope_report_vs_base(at->r2, &c2)) {
+    h->remeasured = at->promoted ? 1 : -1;
+    h->re_speedup = c2.speedup;
+    h->re_lo = c2.lo;
+    h->re_hi = c2.hi;
+    h->re_p = c2.p_value;
+  } else if (at->r2)
+    h->remeasured = at->promoted ? 1 : -1;
   h->feedback = kope_strdup(at->r ? kope_report_feedback(at->r) : at->p.no_kernel);
   h->source = kope_strdup(at->p.source);
 }

@@ -22,31 +22,82 @@
 
 /* ---- hot ---- */
 
-static void spec_text(const kope_op *op, kope_buf *b)
+static void dist_text(const kope_arg *a, kope_buf *b)
 {
-  char *proto = kope_op_prototype(op);
-  size_t i;
+  if (a->role != KOPE_ROLE_IN || a->dtype == KOPE_I32 || a->dtype == KOPE_I64) {
+    if (a->role == KOPE_ROLE_IN)
+      kope_buf_printf(b, ", integers in [%s, %s]", a->lo_expr ? a->lo_expr : "?",
+                      a->hi_expr ? a->hi_expr : "?");
+    return;
+  }
+  if (a->dist == KOPE_DIST_UNIFORM)
+    kope_buf_printf(b, ", uniform in [%g, %g]", a->a, a->b);
+  else if (a->dist == KOPE_DIST_INT)
+    kope_buf_printf(b, ", integers in [%s, %s]", a->lo_expr ? a->lo_expr : "?",
+                    a->hi_expr ? a->hi_expr : "?");
+  else
+    kope_buf_printf(b, ", normal(mean %g, std %g)", a->a, a->b);
+  if (a->vary)
+    kope_buf_puts(b, "; per seed also mixed-scale (x2^k, k in -6..6), x16 and x1/16 variants");
+}
 
-  kope_buf_printf(b, "Operator %s (category %s, level %d).\n%s\n\nC signature:\n%s\n\nArguments:\n",
-                  kope_op_name(op), kope_op_category(op), kope_op_level(op),
-                  kope_op_description(op), proto);
+static void args_text(const kope_op *op, kope_buf *b)
+{
+  size_t i;
+  int d;
+
+  kope_buf_puts(b, "\n\nArguments:\n");
   for (i = 0; i < kope_op_nargs(op); i++) {
     const kope_arg *a = kope_op_arg(op, i);
-    size_t d;
     kope_buf_printf(b, "- %s: %s %s", a->name, kope_role_name(a->role), kope_dtype_name(a->dtype));
-    for (d = 0; d < (size_t)a->rank; d++)
+    for (d = 0; d < a->rank; d++)
       kope_buf_printf(b, "%s%s", d ? " x " : " [", a->shape[d]);
     kope_buf_puts(b, a->rank ? "]" : "");
+    dist_text(a, b);
     if (a->role == KOPE_ROLE_OUT)
       kope_buf_printf(b, " (tolerance rtol %g, atol %g, nrtol %g)", a->rtol, a->atol, a->nrtol);
     kope_buf_puts(b, "\n");
   }
-  kope_buf_puts(b, "\nCases (each checked on fresh random inputs, then timed):\n");
+  kope_buf_puts(b, "An output element passes when |got - exp| <= atol + rtol*|exp| + "
+                   "nrtol*rms(exp) (rms over the whole output of the case); NaN and Inf "
+                   "positions must match the reference exactly; integer outputs must be equal.\n");
+}
+
+static void cases_text(const kope_op *op, kope_buf *b)
+{
+  size_t i, nperf = 0, ncheck = 0;
+
+  for (i = 0; i < kope_op_ncases(op); i++)
+    nperf += kope_op_case_timed(op, i) != 0;
+  ncheck = kope_op_ncases(op) - nperf;
+  kope_buf_printf(b, "\nCases: every case is checked on fresh random inputs; %zu timed and "
+                     "scored (perf)%s:\n", nperf, ncheck ? ", the others correctness only (check)" : "");
   for (i = 0; i < kope_op_ncases(op); i++) {
     char *label = kope_op_case_label(op, i);
-    kope_buf_printf(b, "- %s\n", label);
+    const char *src = kope_op_case_source(op, i);
+    kope_buf_printf(b, "- case %zu %s %s: %s%s%s\n", i, kope_op_case_name(op, i), label,
+                    kope_op_case_timed(op, i) ? "perf" : "check (correctness only, never timed)",
+                    *src ? "; shape from " : "", src);
     free(label);
   }
+}
+
+static void spec_text(const kope_op *op, kope_buf *b)
+{
+  char *proto = kope_op_prototype(op);
+
+  kope_buf_printf(b, "Operator %s (category %s, level %d).\n%s\n\nC signature:\n%s",
+                  kope_op_name(op), kope_op_category(op), kope_op_level(op),
+                  kope_op_description(op), proto);
+  args_text(op, b);
+  cases_text(op, b);
+  kope_buf_puts(b, "\nTiming (perf cases, after every case passed): warmed-up calls in "
+                   "batches that rotate over several buffer sets with different contents; "
+                   "outputs are poisoned (NaN) before calls and checked in sampled rounds; "
+                   "OpenMP threads = all cores, one pinned per CPU; candidate, reference and "
+                   "incumbent interleaved in rounds; a case's speedup is the median of the "
+                   "per-round time ratios with a ~95% confidence interval, the operator's "
+                   "the geometric mean over perf cases.\n");
   kope_buf_puts(b, "\nRules: write every output element (outputs start as garbage); never "
                    "write inputs; no I/O, threads other than OpenMP, or system calls; "
                    "every case must pass before timing.\n");
@@ -85,11 +136,115 @@ static void incumbent_text(const kope_ctx_state *s, kope_buf *b)
       kope_buf_printf(b, ", vs vendor library %.3fx", s->inc_speedup_vendor);
     if (s->inc_roofline > 0)
       kope_buf_printf(b, ", roofline fraction %.3f", s->inc_roofline);
-    kope_buf_puts(b, ".\n");
+    kope_buf_printf(b, " (%s).\n", s->inc_remeasured
+                                       ? "from its confirming re-measurement; the feedback of "
+                                         "its own step gave the first measurement"
+                                       : "first measurement");
   }
   knobs_text(s->incumbent, b);
   kope_buf_printf(b, "\n```c\n%s%s```\n", s->incumbent,
                   *s->incumbent && s->incumbent[strlen(s->incumbent) - 1] == '\n' ? "" : "\n");
+}
+
+#define KOPE_CTX_RECENT 6             /* recent steps listed with their reasons */
+#define KOPE_CTX_UNPROMOTED_MAX 12000  /* characters of unpromoted source shown */
+
+static double rule_gain(const kope_ctx_state *s) { return s->min_gain > 0 ? s->min_gain : 0.05; }
+static double rule_alpha(const kope_ctx_state *s) { return s->alpha > 0 ? s->alpha : 0.05; }
+
+/* Why a step was or was not promoted, by the rule the agent applies. */
+static void reason_text(const kope_ctx_state *s, const kope_ctx_step *h, kope_buf *b)
+{
+  double g = 1.0 + rule_gain(s);
+
+  if (!h->correct)
+    kope_buf_printf(b, "not promoted: verdict %s", h->verdict ? h->verdict : "?");
+  else if (h->promoted && h->remeasured == 1)
+    kope_buf_printf(b, "PROMOTED: re-measurement confirmed %.3fx [%.3f, %.3f], p %.3g",
+                    h->re_speedup, h->re_lo, h->re_hi, h->re_p);
+  else if (h->promoted)
+    kope_buf_puts(b, "PROMOTED: first correct kernel");
+  else if (h->vs_incumbent <= 0)
+    kope_buf_puts(b, "not promoted: not timed against the incumbent");
+  else if (h->vs_incumbent < g)
+    kope_buf_printf(b, "not promoted: gain %.3fx below the required %.2fx", h->vs_incumbent, g);
+  else if (h->vs_hi <= 0)
+    kope_buf_puts(b, "not promoted (its CI and p were not kept across a resume)");
+  else if (h->vs_lo <= 1.0)
+    kope_buf_printf(b, "not promoted: CI lower bound %.3f not above 1", h->vs_lo);
+  else if (h->p_value >= rule_alpha(s))
+    kope_buf_printf(b, "not promoted: sign-test p %.3g not below %.3g", h->p_value, rule_alpha(s));
+  else if (h->remeasured == -1)
+    kope_buf_printf(b, "not promoted: the re-measurement gave %.3fx [%.3f, %.3f], p %.3g, "
+                       "which does not pass the rule",
+                    h->re_speedup, h->re_lo, h->re_hi, h->re_p);
+  else
+    kope_buf_puts(b, "not promoted: a faster candidate of the same batch was chosen");
+}
+
+static void recent_text(const kope_ctx_state *s, kope_buf *b)
+{
+  size_t i = s->nhistory > KOPE_CTX_RECENT ? s->nhistory - KOPE_CTX_RECENT : 0;
+
+  kope_buf_printf(b, "Rule: promoted only when correct, speedup over the incumbent >= %.2fx, "
+                     "CI lower bound > 1, sign-test p < %.3g, and a re-measurement agrees.\n",
+                  1.0 + rule_gain(s), rule_alpha(s));
+  for (; i < s->nhistory; i++) {
+    const kope_ctx_step *h = &s->history[i];
+    kope_buf_printf(b, "- step %lld %s (%s): ", (long long)h->step,
+                    h->thought_id && *h->thought_id ? h->thought_id : "-",
+                    h->title && *h->title ? h->title : "untitled");
+    if (h->correct && h->vs_incumbent > 0 && h->vs_hi > 0)
+      kope_buf_printf(b, "%.3fx vs its incumbent [%.3f, %.3f], p %.3g, %.3fx vs reference; ",
+                      h->vs_incumbent, h->vs_lo, h->vs_hi, h->p_value, h->speedup_ref);
+    else if (h->correct && h->vs_incumbent > 0)
+      kope_buf_printf(b, "%.3fx vs its incumbent, %.3fx vs reference; ", h->vs_incumbent,
+                      h->speedup_ref);
+    reason_text(s, h, b);
+    kope_buf_puts(b, "\n");
+  }
+}
+
+/* The fastest correct, unpromoted candidate timed against the current
+ * incumbent (steps after the last promotion), when faster than it. */
+static const kope_ctx_step *best_unpromoted(const kope_ctx_state *s)
+{
+  const kope_ctx_step *best = NULL;
+  size_t i;
+
+  for (i = s->nhistory; i-- > 0;) {
+    const kope_ctx_step *h = &s->history[i];
+    if (h->promoted)
+      break;
+    if (h->correct && h->source && h->vs_incumbent > 1.0 &&
+        (!best || h->vs_incumbent > best->vs_incumbent))
+      best = h;
+  }
+  return best;
+}
+
+static int best_unpromoted_text(const kope_ctx_state *s, kope_buf *b)
+{
+  const kope_ctx_step *h = best_unpromoted(s);
+  size_t len;
+
+  if (!h)
+    return 0;
+  len = strlen(h->source);
+  kope_buf_printf(b, "Step %lld (%s): correct, %.3fx vs the current incumbent [%.3f, %.3f], "
+                     "p %.3g; ",
+                  (long long)h->step, h->title ? h->title : "", h->vs_incumbent, h->vs_lo,
+                  h->vs_hi, h->p_value);
+  reason_text(s, h, b);
+  kope_buf_puts(b, ".\n");
+  if (len > KOPE_CTX_UNPROMOTED_MAX) {
+    kope_buf_printf(b, "(source of %zu characters, over the %d shown here, left out)\n", len,
+                    KOPE_CTX_UNPROMOTED_MAX);
+    return 1;
+  }
+  kope_buf_printf(b, "\n```c\n%s%s```\n", h->source,
+                  len && h->source[len - 1] == '\n' ? "" : "\n");
+  return 1;
 }
 
 static void add_hot_text(kope_ctx *c, int kind, const char *title, kope_buf *b)
@@ -120,7 +275,15 @@ void kope_ctx_add_hot(kope_ctx *c)
                       KOPE_CTX_FEEDBACK_MAX, s->feedback, len - KOPE_CTX_FEEDBACK_MAX);
     else
       kope_buf_puts(&b, s->feedback);
-    add_hot_text(c, KOPE_CTX_FEEDBACK, "Latest feedback", &b);
+    add_hot_text(c, KOPE_CTX_FEEDBACK, "Latest feedback (first measurement of the last candidate)",
+                 &b);
+  }
+  if (c->mode == KOPE_CTX_ACTIVE && s->nhistory) {
+    recent_text(s, &b);
+    add_hot_text(c, KOPE_CTX_FEEDBACK, "Recent candidates and why each was or was not promoted",
+                 &b);
+    if (best_unpromoted_text(s, &b))
+      add_hot_text(c, KOPE_CTX_FEEDBACK, "Best recent candidate that was not promoted", &b);
   }
   kope_buf_release(&b);
 }
@@ -358,36 +521,98 @@ static char **list_cards(const char *dir, size_t *n)
   return v;
 }
 
-static void push_card(kope_ctx *c, const char *path, const char *text)
-{
-  const char *nl = strchr(text, '\n');
+/* A card: "# Title", an optional "Applies to: cat1 cat2 | all" line (no
+ * such line: all categories), then the body. */
+typedef struct card {
   char title[160];
+  const char *body;
+  int applies;   /* relevant to the operator's category */
+} card;
 
-  snprintf(title, sizeof title, "%.*s", (int)(nl ? nl - text : (long)strlen(text)),
-           text[0] == '#' ? text + 2 : text);
-  (void)path;
-  kope_ctx_push(c, KOPE_TIER_COLD, KOPE_CTX_CARD, title, text);
-  kope_ctx_admit(c);
+static int has_word(const char *list, const char *word)
+{
+  size_t n = strlen(word);
+  const char *p = list;
+
+  while ((p = strstr(p, word))) {
+    int start = p == list || p[-1] == ' ' || p[-1] == ',';
+    int stop = !p[n] || p[n] == ' ' || p[n] == ',' || p[n] == '\n';
+    if (start && stop)
+      return 1;
+    p += n;
+  }
+  return 0;
 }
 
-/* Cards that mention the operator's category or name come first. */
+static void parse_card(const char *text, const char *category, card *k)
+{
+  const char *nl = strchr(text, '\n'), *head = text;
+  const char *line2 = nl ? nl + 1 : text + strlen(text);
+  size_t len;
+
+  while (*head == '#' || *head == ' ')
+    head++;
+  len = (size_t)((nl ? nl : text + strlen(text)) - head);
+  snprintf(k->title, sizeof k->title, "%.*s", (int)(len < sizeof k->title ? len : sizeof k->title - 1),
+           head);
+  k->body = line2;
+  k->applies = 1;
+  if (!strncmp(line2, "Applies to:", 11)) {
+    const char *eol = strchr(line2, '\n');
+    char *list = kope_sprintf("%.*s", (int)((eol ? eol : line2 + strlen(line2)) - line2 - 11),
+                              line2 + 11);
+    k->applies = has_word(list, "all") || has_word(list, category);
+    free(list);
+    k->body = eol ? eol + 1 : line2 + strlen(line2);
+  }
+}
+
+/* Every prompt is self-contained (no conversation is kept), so the cards
+ * come in full at step 1 and every KOPE_CTX_CARD_EVERY steps after; in
+ * between one short reminder names them. */
+#define KOPE_CTX_CARD_EVERY 4
+
+static int cards_in_full(const kope_ctx *c)
+{
+  return c->mode == KOPE_CTX_PASSIVE || c->s->step <= 1 ||
+         (c->s->step - 1) % KOPE_CTX_CARD_EVERY == 0;
+}
+
+/* Cards for the operator's category and the general ones; the others are
+ * left out. */
 int kope_ctx_add_cards(kope_ctx *c, kope_err *err)
 {
   char *dir = cards_dir(c->s), **paths;
-  size_t n, i;
-  int pass;
+  const char *cat = kope_op_category(c->s->op);
+  int full = cards_in_full(c);
+  kope_buf titles;
+  size_t n, i, shown = 0;
 
   (void)err;
+  kope_buf_init(&titles, 0);
   paths = list_cards(dir, &n);
-  for (pass = 0; pass < 2; pass++)
-    for (i = 0; i < n; i++) {
-      char *text = kope_file_read(paths[i], NULL, NULL);
-      int hit = text && (strstr(text, kope_op_category(c->s->op)) ||
-                         strstr(text, kope_op_name(c->s->op)));
-      if (text && hit == !pass)
-        push_card(c, paths[i], text);
-      free(text);
+  for (i = 0; i < n; i++) {
+    char *text = kope_file_read(paths[i], NULL, NULL);
+    card k;
+    if (text) {
+      parse_card(text, cat, &k);
+      if (k.applies && full) {
+        kope_ctx_push(c, KOPE_TIER_COLD, KOPE_CTX_CARD, k.title, k.body);
+        kope_ctx_admit(c);
+      } else if (k.applies)
+        kope_buf_printf(&titles, "%s%s", shown++ ? "; " : "", k.title);
     }
+    free(text);
+  }
+  if (shown) {
+    long last = c->s->step - 1 - (c->s->step - 1) % KOPE_CTX_CARD_EVERY + 1;
+    char *t = kope_sprintf("Shown in full at step %ld and again every %d steps: %s.", last,
+                           KOPE_CTX_CARD_EVERY, titles.data);
+    kope_ctx_push(c, KOPE_TIER_COLD, KOPE_CTX_CARD, "Knowledge cards (reminder)", t);
+    kope_ctx_admit(c);
+    free(t);
+  }
+  kope_buf_release(&titles);
   kope_strv_free(paths, n);
   free(dir);
   return KOPE_OK;

@@ -1,0 +1,376 @@
+/*
+ * Unit tests of the rendered LLM prompt (src/ctx/render.c, gather.c): the
+ * system prompt states the promotion rule with the session's min gain and
+ * alpha and what to build on; each recent candidate says why it was or
+ * was not promoted; the best unpromoted correct candidate's code is shown;
+ * the incumbent says which measurement its figures come from; the spec
+ * states how tolerances combine, the input distribution, how timing is
+ * done and every case with its name, shape and role; the experience lines
+ * come with a legend for r, d and c; only knowledge cards relevant to the
+ * operator's category are admitted, with no doubled heading or stray
+ * line, in full at step 1 and as a reminder at the next steps. A real
+ * operator (ops/softmax), a real temporary SQLite store and real Cases.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "kope/core.h"
+#include "kope/ctx.h"
+#include "kope/mem.h"
+#include "kope/op.h"
+
+typedef struct fx {
+  char dir[64];
+  kope_db *db;
+  kope_op *op;
+  char *seed;
+  kope_ctx_state s;
+} fx;
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+  char *p = kope_path_join(dir, name);
+  FILE *f = fopen(p, "w");
+
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  free(p);
+}
+
+static int setup(void **state)
+{
+  fx *f = calloc(1, sizeof *f);
+  kope_err err = {0};
+  char *path, *ops = kope_path_join(getenv("KOPE_SRC"), "ops");
+
+  snprintf(f->dir, sizeof f->dir, "/tmp/kope-prompttest-XXXXXX");
+  assert_non_null(mkdtemp(f->dir));
+  path = kope_path_join(f->dir, "kope.db");
+  f->db = kope_db_open(path, 0, &err);
+  assert_non_null(f->db);
+  f->op = kope_op_load("softmax", ops, &err);
+  assert_non_null(f->op);
+  f->seed = kope_file_read(kope_op_seed_path(f->op), NULL, &err);
+  assert_non_null(f->seed);
+  f->s.op = f->op;
+  f->s.target = "cpu";
+  f->s.target_text = "Target: cpu (test)";
+  f->s.incumbent = f->seed;
+  f->s.incumbent_correct = 1;
+  f->s.inc_speedup_ref = 1.5;
+  f->s.step = 1;
+  free(path);
+  free(ops);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  fx *f = *state;
+
+  kope_db_close(f->db);
+  kope_op_free(f->op);
+  free(f->seed);
+  kope_rmtree(f->dir);
+  free(f);
+  return 0;
+}
+
+/* Render f->s into *sys and *user (caller frees both). */
+static void render(fx *f, kope_db *db, char **sys, char **user)
+{
+  kope_err err = {0};
+  kope_ctx *c = kope_ctx_build(&f->s, db, KOPE_CTX_ACTIVE, NULL, &err);
+
+  assert_non_null(c);
+  assert_int_equal(kope_ctx_render(c, sys, user, &err), KOPE_OK);
+  kope_ctx_free(c);
+}
+
+static size_t occurrences(const char *hay, const char *needle)
+{
+  size_t n = 0;
+  const char *p = hay;
+
+  while ((p = strstr(p, needle))) {
+    n++;
+    p += strlen(needle);
+  }
+  return n;
+}
+
+static void test_rule(void **state)
+{
+  fx *f = *state;
+  char *sys, *user;
+
+  render(f, NULL, &sys, &user);
+  assert_non_null(strstr(sys, "Promotion rule"));
+  assert_non_null(strstr(sys, "at least 1.05x"));
+  assert_non_null(strstr(sys, "sign-test p below 0.05"));
+  assert_non_null(strstr(sys, "re-measured once"));
+  assert_non_null(strstr(sys, "carry over any improvement"));
+  assert_null(strstr(sys, "one focused change per"));
+  free(sys);
+  free(user);
+  f->s.min_gain = 0.2;
+  f->s.alpha = 0.01;
+  render(f, NULL, &sys, &user);
+  assert_non_null(strstr(sys, "at least 1.20x"));
+  assert_non_null(strstr(sys, "sign-test p below 0.01"));
+  free(sys);
+  free(user);
+}
+
+static kope_ctx_step step_of(int64_t n, const char *title, int correct, double r, double lo,
+                             double p, const char *src)
+{
+  kope_ctx_step h;
+
+  memset(&h, 0, sizeof h);
+  h.step = n;
+  h.thought_id = "algorithm.x";
+  h.title = title;
+  h.verdict = correct ? "correct" : "compile_error";
+  h.correct = correct;
+  h.speedup_ref = correct ? 2.0 * r : 0.0;
+  h.vs_incumbent = correct ? r : 0.0;
+  h.vs_lo = correct ? lo : 0.0;
+  h.vs_hi = correct ? r + 0.1 : 0.0;
+  h.p_value = correct ? p : 1.0;
+  h.source = src;
+  return h;
+}
+
+static void test_reasons(void **state)
+{
+  fx *f = *state;
+  kope_ctx_step h[6];
+  char *sys, *user;
+
+  h[0] = step_of(1, "promoted one", 1, 1.5, 1.3, 0.001, "/* SRC_PROMOTED */");
+  h[0].promoted = 1;
+  h[0].remeasured = 1;
+  h[0].re_speedup = 1.45;
+  h[0].re_lo = 1.2;
+  h[0].re_hi = 1.6;
+  h[0].re_p = 0.002;
+  h[1] = step_of(2, "small gain", 1, 1.03, 1.01, 0.01, "/* SRC_SMALL */");
+  h[2] = step_of(3, "wide ci", 1, 1.4, 0.95, 0.01, "/* SRC_WIDE */");
+  h[3] = step_of(4, "high p", 1, 1.2, 1.05, 0.3, "/* SRC_P */");
+  h[4] = step_of(5, "not confirmed", 1, 1.3, 1.1, 0.001, "/* SRC_BEST */");
+  h[4].remeasured = -1;
+  h[4].re_speedup = 1.02;
+  h[4].re_lo = 0.97;
+  h[4].re_hi = 1.08;
+  h[4].re_p = 0.4;
+  h[5] = step_of(6, "broken", 0, 0, 0, 1, "/* SRC_BROKEN */");
+  f->s.history = h;
+  f->s.nhistory = 6;
+  f->s.step = 7;
+  render(f, NULL, &sys, &user);
+  assert_non_null(strstr(user, "Recent candidates and why"));
+  assert_non_null(strstr(user, "step 1 algorithm.x (promoted one): 1.500x"));
+  assert_non_null(strstr(user, "PROMOTED: re-measurement confirmed 1.450x [1.200, 1.600]"));
+  assert_non_null(strstr(user, "gain 1.030x below the required 1.05x"));
+  assert_non_null(strstr(user, "CI lower bound 0.950 not above 1"));
+  assert_non_null(strstr(user, "sign-test p 0.3 not below 0.05"));
+  assert_non_null(strstr(user, "the re-measurement gave 1.020x [0.970, 1.080]"));
+  assert_non_null(strstr(user, "not promoted: verdict compile_error"));
+  /* the fastest unpromoted correct candidate since the promotion: step 4
+   * (1.4x; 1.3x of step 5 is slower), its code shown, the others' not */
+  assert_non_null(strstr(user, "Best recent candidate that was not promoted"));
+  assert_non_null(strstr(user, "Step 3 (wide ci): correct, 1.400x vs the current incumbent"));
+  assert_int_equal(occurrences(user, "/* SRC_WIDE */"), 1);
+  assert_null(strstr(user, "/* SRC_BEST */"));
+  assert_null(strstr(user, "/* SRC_PROMOTED */"));
+  assert_null(strstr(user, "/* SRC_BROKEN */"));
+  free(sys);
+  free(user);
+  /* a 1.03x candidate since the promotion is shown; with only the
+   * promoted step there is nothing to show */
+  f->s.nhistory = 2;
+  render(f, NULL, &sys, &user);
+  assert_non_null(strstr(user, "/* SRC_SMALL */"));
+  free(sys);
+  free(user);
+  f->s.nhistory = 1;
+  render(f, NULL, &sys, &user);
+  assert_null(strstr(user, "Best recent candidate that was not promoted"));
+  free(sys);
+  free(user);
+}
+
+static void test_incumbent_source(void **state)
+{
+  fx *f = *state;
+  char *sys, *user;
+
+  render(f, NULL, &sys, &user);
+  assert_non_null(strstr(user, "Speedup vs reference 1.500x (first measurement)"));
+  free(sys);
+  free(user);
+  f->s.inc_remeasured = 1;
+  render(f, NULL, &sys, &user);
+  assert_non_null(strstr(user, "1.500x (from its confirming re-measurement"));
+  assert_non_null(strstr(user, "Latest feedback (first measurement") || !f->s.feedback);
+  free(sys);
+  free(user);
+}
+
+static void test_spec(void **state)
+{
+  fx *f = *state;
+  char *sys, *user, *line;
+  size_t i, nperf = 0;
+
+  render(f, NULL, &sys, &user);
+  assert_non_null(strstr(user, "|got - exp| <= atol + rtol*|exp| + nrtol*rms(exp)"));
+  assert_non_null(strstr(user, "NaN and Inf positions must match"));
+  assert_non_null(strstr(user, "- x: in f32 [rows x cols], normal(mean 0, std 1)"));
+  assert_non_null(strstr(user, "median of the per-round time ratios"));
+  assert_non_null(strstr(user, "rotate over several buffer sets"));
+  assert_non_null(strstr(user, "one pinned per CPU"));
+  for (i = 0; i < kope_op_ncases(f->op); i++) {
+    char *label = kope_op_case_label(f->op, i);
+    const char *src = kope_op_case_source(f->op, i);
+    line = kope_sprintf("- case %zu %s %s: %s", i, kope_op_case_name(f->op, i), label,
+                        kope_op_case_timed(f->op, i) ? "perf" : "check (correctness only");
+    assert_non_null(strstr(user, line));
+    if (*src)
+      assert_non_null(strstr(user, src));
+    nperf += kope_op_case_timed(f->op, i) != 0;
+    free(line);
+    free(label);
+  }
+  line = kope_sprintf("%zu timed and scored (perf)", nperf);
+  assert_non_null(strstr(user, line));
+  free(line);
+  free(sys);
+  free(user);
+}
+
+static void test_legend(void **state)
+{
+  fx *f = *state;
+  kope_mem_case c;
+  kope_err err = {0};
+  int64_t id = 0;
+  char *sys, *user;
+
+  render(f, f->db, &sys, &user);
+  assert_null(strstr(user, "Each experience line reads"));   /* no Cases yet */
+  free(sys);
+  free(user);
+  kope_mem_case_init(&c);
+  c.op = "softmax";
+  c.category = "normalization";
+  c.target = "cpu";
+  c.layer = "algorithm";
+  c.thought_id = "algorithm.online=1";
+  c.thought_title = "online softmax";
+  c.code_after = "/* online */";
+  c.verdict = "correct";
+  c.correct = 1;
+  c.speedup = 2.5;
+  c.feedback = "verdict: correct";
+  assert_int_equal(kope_mem_case_insert(f->db, &c, &id, &err), KOPE_OK);
+  render(f, f->db, &sys, &user);
+  assert_non_null(strstr(user, "Each experience line reads [label r=.. d=.. c=..]"));
+  assert_non_null(strstr(user, "r=1.00"));   /* the Case's own line, after the legend */
+  assert_true(strstr(user, "Each experience line") < strstr(user, "r=1.00"));
+  free(sys);
+  free(user);
+}
+
+static void make_cards(fx *f, char *dir, size_t len)
+{
+  snprintf(dir, len, "%s/cards", f->dir);
+  assert_int_equal(mkdir(dir, 0700), 0);
+  write_file(dir, "a_matmul.md", "# Matmul card\nApplies to: matmul conv\n- MATMUL_BODY\n");
+  write_file(dir, "b_general.md", "# General card\nApplies to: all\n- GENERAL_BODY\n");
+  write_file(dir, "c_norm.md", "# Norm card\nApplies to: reduction, normalization\n- NORM_BODY\n");
+  write_file(dir, "d_plain.md", "# Plain card\n- PLAIN_BODY\n");
+  write_file(dir, "e_normx.md", "# Near-miss card\nApplies to: normalizationx\n- NEAR_BODY\n");
+}
+
+static void test_cards(void **state)
+{
+  fx *f = *state;
+  char dir[128], *sys, *user;
+
+  make_cards(f, dir, sizeof dir);
+  f->s.cards_dir = dir;
+  render(f, NULL, &sys, &user);
+  assert_null(strstr(user, "MATMUL_BODY"));     /* softmax is normalization */
+  assert_null(strstr(user, "NEAR_BODY"));       /* whole words only */
+  assert_non_null(strstr(user, "## General card\n- GENERAL_BODY"));
+  assert_non_null(strstr(user, "## Norm card\n- NORM_BODY"));
+  assert_non_null(strstr(user, "## Plain card\n- PLAIN_BODY"));
+  assert_int_equal(occurrences(user, "Norm card"), 1);   /* no doubled heading */
+  assert_null(strstr(user, "Applies to:"));
+  assert_null(strstr(user, "\n-\n"));                     /* no stray line */
+  free(sys);
+  free(user);
+  /* step 2: a reminder naming the cards, not their bodies */
+  f->s.step = 2;
+  render(f, NULL, &sys, &user);
+  assert_null(strstr(user, "GENERAL_BODY"));
+  assert_non_null(strstr(user, "## Knowledge cards (reminder)\nShown in full at step 1"));
+  assert_non_null(strstr(user, "General card; Norm card; Plain card."));
+  free(sys);
+  free(user);
+  /* step 5: in full again */
+  f->s.step = 5;
+  render(f, NULL, &sys, &user);
+  assert_non_null(strstr(user, "GENERAL_BODY"));
+  assert_null(strstr(user, "(reminder)"));
+  free(sys);
+  free(user);
+}
+
+/* The real cards of targets/cpu: nothing the model cannot run, no static
+ * hardware figures (they come from the hardware profile). */
+static void test_real_cards(void **state)
+{
+  fx *f = *state;
+  char *sys, *user, *cards;
+
+  f->s.cards_dir = NULL;
+  render(f, NULL, &sys, &user);
+  cards = strstr(user, "# Background knowledge");
+  assert_non_null(cards);
+  assert_null(strstr(cards, "kope hw"));
+  assert_null(strstr(cards, "KiB"));
+  assert_null(strstr(cards, "MiB"));
+  assert_null(strstr(cards, "GB/s"));
+  assert_null(strstr(cards, "-core"));
+  assert_null(strstr(cards, "Matmul-like"));
+  assert_non_null(strstr(cards, "Reductions, normalization"));
+  assert_null(strstr(cards, "\n-\n"));
+  free(sys);
+  free(user);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_rule, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_reasons, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_incumbent_source, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_spec, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_legend, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cards, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_real_cards, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
