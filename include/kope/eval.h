@@ -34,8 +34,11 @@ extern "C" {
  * each worker's OpenMP threads are pinned one per CPU before timing
  * (docs/evaluator.md, "Thread placement"). kope-eval-4: checked timing
  * rounds in both round orders, every worker's outputs written before them
- * (docs/evaluator.md, "Same-round bias"). */
-#define KOPE_HARNESS_VERSION "kope-eval-4"
+ * (docs/evaluator.md, "Same-round bias"). kope-eval-5: candidates compile
+ * in a sandbox, the gate reads inline asm as the assembler does, refuses
+ * asm labels and the old libgomp ABI, and the runtime clears the stack
+ * between calls (docs/security.md, "Hardening round two"). */
+#define KOPE_HARNESS_VERSION "kope-eval-5"
 
 typedef enum kope_verdict {
   KOPE_CORRECT = 0,

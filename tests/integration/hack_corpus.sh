@@ -63,7 +63,18 @@ judge relu "--seeds 2 --no-timing" \
   "$K/relu_oob_write.c|incorrect|wrote past the end" \
   "$H/oob_far.c|crash|SIGSEGV" \
   "$H/fpstate.c|incorrect|floating-point control state.*MXCSR" \
-  "$H/incbin.c|forbidden|^static gate: asm: inline assembly may not use directives" \
+  "$H/incbin.c|compile_error|/etc/hostname" \
+  "$H/include_file.c|compile_error|can't open /etc/passwd for reading: Permission denied" \
+  "$H/include_macro.c|compile_error|can't open /etc/hostname" \
+  "$H/fake_noapp.c|forbidden|^static gate: asm: inline assembly may not use directives" \
+  "$H/comment_byte.c|forbidden|^static gate: asm: inline assembly may not use directives .*byte" \
+  "$H/comment_syscall.c|forbidden|^static gate: syscall: the instruction 'syscall'" \
+  "$H/gomp_label.c|forbidden|^static gate: asm: an asm label" \
+  "$H/gomp_label_array.c|forbidden|^static gate: asm: an asm label" \
+  "$H/gomp_lock_asm.c|forbidden|^static gate: asm: .*lock symbols" \
+  "$H/omp_old_abi.c|forbidden|^static gate: symbols: 'GOMP_parallel_start'" \
+  "$H/omp_old_loop.c|forbidden|^static gate: symbols: 'GOMP_parallel_loop_static_start'" \
+  "$L/relu_omp_critical.c|correct|correct" \
   "$H/pragma_optimize.c|forbidden|^static gate: flags: .*optimize" \
   "$H/include_reference.c|forbidden|^static gate: include: line 3" \
   "$K/relu_openmp.c|correct|correct" \
@@ -78,6 +89,22 @@ judge sum "--seeds 2 --no-timing" \
   "$H/subsample.c|incorrect|expected" \
   "$L/sum_reduction.c|correct|correct"
 judge softmax "--seeds 2 --no-timing" "$L/softmax_omp.c|correct|correct"
+
+# --- compile-time file access: gcc and the assembler run sandboxed ---
+# A kernel that .includes a file in the user's home directory (a
+# temporary HOME) fails to compile, and the file's content appears
+# nowhere in the report or the logs (fake_noapp.c above shows a file of
+# the kernel's own directory can still be read: the gate refuses that one).
+mkdir -p "$T/home"
+echo "kope-secret-$$-content" >"$T/home/secret.txt"
+printf '__asm__(".include \\"%s\\"");\nvoid relu(const float *x, float *y, int64_t n)\n{ for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 ? x[i] : 0; }\n' \
+  "$T/home/secret.txt" >"$T/include_home.c"
+HOME="$T/home" "$KOPE" eval relu "$T/include_home.c" --ops-dir "$OPS" --json --seeds 1 --no-timing \
+  >"$T/out" 2>"$T/err"
+expect_eq "home .include: compile error" "$(json_get "d['verdict']")" "compile_error"
+expect_match "home .include: the read was refused" "$T/out" "Permission denied"
+if grep -q "kope-secret-$$" "$T/out" "$T/err"; then not_ok "the home file's content leaked into the report"
+else ok "the home file's content appears nowhere in the report"; fi
 
 # --- the same exploits with the gate off: the sandbox must hold ---
 judge relu "--seeds 2 --no-timing --no-gate --keep" \
@@ -109,7 +136,7 @@ cp "$T/out" "$T/hw.json"
 expect_exit 0 "legit AVX2 relu with timing" -- "$KOPE" eval relu "$L/relu_avx2.c" --ops-dir "$OPS" \
   --json --budget 0.02 --rounds 5 --seeds 3
 expect_eq "accepted" "$(json_get "d['accepted']")" "True"
-expect_eq "harness version" "$(json_get "d['harness_version']")" "kope-eval-4"
+expect_eq "harness version" "$(json_get "d['harness_version']")" "kope-eval-5"
 expect_eq "every layer kope hw lists as available is active in the worker" \
   "$(python3 -c "import json; h=json.load(open('$T/hw.json')); d=json.load(open('$T/out')); \
 print(sorted(set(h['sandbox']['available']) - set(d['sandbox_layers'])))")" "[]"
