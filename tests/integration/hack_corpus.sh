@@ -146,6 +146,12 @@ expect_exit 0 "freed-buffer reuse with timing" -- "$KOPE" eval relu "$H/heap_reu
   --json --budget 0.02 --rounds 5 --seeds 3
 if grep -q "HEAP-HIT" "$T/out"; then not_ok "a freed heap block kept a result"; else
   ok "freed heap blocks are perturbed (no reuse)"; fi
+# Stack memory below the kernel's frame does not survive to its next call
+# (single checked calls and the calls of a timed batch).
+expect_exit 0 "stack marker kernel with timing" -- "$KOPE" eval relu "$H/stack_memo.c" --ops-dir "$OPS" \
+  --json --budget 0.02 --rounds 3 --seeds 2
+if grep -q "STACK-HIT" "$T/out"; then not_ok "stack memory below the frame survived a call"; else
+  ok "the stack below the frame is cleared between calls"; fi
 # A result beyond the roofline is withheld for review: the same legitimate
 # kernel against a profile whose peaks are 1/100000 of this machine's.
 python3 - "$KOPE_HOME/hw.json" "$T/tiny-hw.json" <<'PY'

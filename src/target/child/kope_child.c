@@ -11,7 +11,13 @@
  * survive in a freed buffer), a SIGSYS handler is set, and the seccomp
  * filter kope left in KOPE_CHILD_FD_FILTER is installed on every thread
  * (TSYNC). Every CALL checks that the kernel left the floating-point
- * control state (MXCSR, x87 control word) as it found it.
+ * control state (MXCSR, x87 control word) as it found it. After every
+ * CALL's reply the stack below the runtime's frame is cleared, on the
+ * main thread (KOPE_CHILD_STACK_MAIN bytes) and on each thread of the
+ * OpenMP pool (KOPE_CHILD_STACK_POOL), so nothing a kernel leaves below
+ * its stack pointer reaches its next call (issue 16, class 6); between
+ * the calls of one batch the nearest KOPE_CHILD_STACK_BATCH bytes of the
+ * main thread's stack are cleared (a cost every worker pays alike).
  *
  * With KOPE_PIN_THREADS=1 in its environment (the cpu target sets it for
  * every role) the first MAP pins each thread of the OpenMP pool to its own
@@ -127,6 +133,35 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 }
 
 static void noop(void *p) { (void)p; }
+
+#define KOPE_CHILD_STACK_MAIN (1u << 20)
+#define KOPE_CHILD_STACK_POOL (256u << 10)
+#define KOPE_CHILD_STACK_BATCH (64u << 10)
+
+/* Zero n bytes of stack below the caller's frame (noinline, and the
+ * buffer escapes, so the stores are not removed). */
+static __attribute__((noinline)) void clear_below(size_t n)
+{
+  unsigned char *b = __builtin_alloca(n);
+
+  memset(b, 0, n);
+  __asm__ volatile("" : : "r"(b) : "memory");
+}
+
+static void clear_pool_one(void *p)
+{
+  (void)p;
+  clear_below(KOPE_CHILD_STACK_POOL);
+}
+
+/* The stacks a kernel's last call used: the main thread's, and the pool's
+ * when the worker has one. */
+static void clear_stacks(void)
+{
+  clear_below(KOPE_CHILD_STACK_MAIN);
+  if (GOMP_parallel && omp_get_thread_num)
+    GOMP_parallel(clear_pool_one, NULL, 0, 0);
+}
 
 /* In each thread of the team: pin it to the (thread number mod n)-th CPU
  * of the allowed set p. */
@@ -273,6 +308,8 @@ static int do_call(const kope_child_cmd *c)
     }
   fp_state(&mx0, &cw0);
   for (i = 0, s = 0; i < c->iters; i++) {
+    if (i)
+      clear_below(KOPE_CHILD_STACK_BATCH);
     kope_child_invoke(&a[s]);
     if (++s == nslots)
       s = 0;
@@ -324,6 +361,7 @@ int main(void)
         reply(KOPE_CHILD_ST_DEVICE, dev_msg);
       else
         reply_ns(KOPE_CHILD_ST_OK, NULL, ns);
+      clear_stacks();
       break;
     }
     case KOPE_CMD_EXIT:
