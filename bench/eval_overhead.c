@@ -5,7 +5,9 @@
  * evaluates the seed kernel R times with timing on and prints the median
  * and maximum overhead next to the total wall time. Target: < 50 ms.
  *
- *   build/bench_eval_overhead [--repeats R] [--no-timing] [OP ...]
+ *   build/bench_eval_overhead [--repeats R] [--no-timing] [--all | OP ...]
+ *
+ * --all: every operator under the operator directory (kope_ops_dir()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,20 +68,45 @@ out:
   return rc;
 }
 
+/* Every operator of kope_ops_dir(): names owned by the caller (*names and
+ * each entry, kope_strv_free). Returns the count, 0 when the directory cannot be listed. */
+static size_t all_ops(char ***names)
+{
+  kope_err err;
+  char *dir = kope_ops_dir();
+  size_t n = 0;
+
+  *names = NULL;
+  if (!dir || kope_ops_list(dir, names, &n, &err) != 0) {
+    fprintf(stderr, "cannot list the operators: %s\n", dir ? err.msg : "no directory");
+    n = 0;
+  }
+  free(dir);
+  return n;
+}
+
 int main(int argc, char **argv)
 {
   const char *defaults[] = {"relu", "softmax", "matmul", "rms_norm"};
-  int repeats = 5, timing = 1, i, n = 0, rc = 0;
-  const char *ops[64];
+  int repeats = 5, timing = 1, all = 0, i, n = 0, rc = 0;
+  const char *ops[512];
+  char **names = NULL;
+  size_t nall = 0, k;
 
+  setvbuf(stdout, NULL, _IOLBF, 0);   /* a row per operator as it is done */
   for (i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--repeats") && i + 1 < argc)
       repeats = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--no-timing"))
       timing = 0;
-    else if (n < 64)
+    else if (!strcmp(argv[i], "--all"))
+      all = 1;
+    else if (n < 512)
       ops[n++] = argv[i];
   }
+  if (all)
+    for (nall = all_ops(&names), k = 0; k < nall && n < 512; k++)
+      ops[n++] = names[k];
   if (n == 0)
     for (n = 0; n < 4; n++)
       ops[n] = defaults[n];
@@ -89,5 +116,6 @@ int main(int argc, char **argv)
          "workers ms", "total ms");
   for (i = 0; i < n; i++)
     rc |= bench_op(ops[i], repeats, timing);
+  kope_strv_free(names, nall);
   return rc;
 }
