@@ -10,9 +10,12 @@
  * Anti-caching: calls in a batch rotate over up to KOPE_EVAL_MAX_SLOTS
  * buffer sets with different contents; in a sample of rounds (2, 5, 10,
  * 13, ...: as many in each round order) one set first gets fresh contents
- * under the same pointers, the candidate's outputs are poisoned (the other
- * workers' outputs written alike), and after the round they are checked
- * against the reference's outputs of the same round. A result beyond the
+ * under the same pointers, and after the round the candidate's outputs
+ * are checked. Outputs are poisoned before every round, checked or not
+ * (the other workers' outputs written alike), and before the caching
+ * flag's single calls on fresh inputs, so a kernel cannot tell from its
+ * outputs whether a call will be checked; a checked round's outputs are
+ * compared with the reference's outputs of the same round. A result beyond the
  * roofline, or timed calls far faster than single calls on fresh inputs,
  * is flagged for review.
  */
@@ -298,8 +301,9 @@ static int rounds(kope_evaluator *ev, size_t c, timed *ts, int nt, double rtt,
     if (check)   /* new contents under the same pointers before each check */
       fill_slot(ev, c, k % keff, kope_rng_mix(r->eval_seed, 0x7133 + ((uint64_t)c << 16) +
                                                   (uint64_t)k));
-    if (check)
-      poison_slots(ev, c, keff, k, r);
+    /* every round, checked or not: a kernel cannot tell from its outputs
+     * whether anyone will look (issue 16, class 3) */
+    poison_slots(ev, c, keff, k, r);
     for (j = 0; j < nt; j++) {
       timed *t = &ts[k % 2 ? nt - 1 - j : j];
       if ((rc = run_batch(ev, c, t, t->iters, &el, r, err)))
@@ -345,6 +349,9 @@ static int confirm_fresh(kope_evaluator *ev, size_t c, timed *cand, double rtt,
   for (k = 0; k < CONFIRM_CALLS && looks_cached(cr, *fresh); k++) {
     fill_slot(ev, c, 0, kope_rng_mix(r->eval_seed, 0xf7e54ULL + ((uint64_t)c << 16) +
                                          (uint64_t)k));
+    /* poisoned like a checked call's, so the call looks like one */
+    kope_eval_poison(ev->op, &ev->binds[c], &ev->lay[c], ev->out_cand.base,
+                     slot_trial(r, c, 1000 + k, 0));
     if ((rc = run_batch(ev, c, cand, 1, &el, r, err)))
       return rc;
     if (el - rtt < *fresh)
