@@ -91,6 +91,10 @@ typedef struct kope_opt_result {
   double best_ref, best_vendor, best_roofline;
   int64_t best_case_id;
   int64_t evals, remeasures, promotions, steps;
+  /* end-of-session re-measurement (outside the budgets): candidates
+   * re-measured against the incumbent, and the Case that was the best
+   * before it when one of them replaced it (0: the incumbent stayed) */
+  int64_t final_evals, final_replaced_case;
   int64_t tokens_in, tokens_out;
   double seconds;
   char stop_reason[64];      /* budget-evals, budget-tokens, budget-seconds,

@@ -105,6 +105,7 @@ typedef struct kope_ctx_step {
   double re_speedup, re_lo, re_hi, re_p;   /* the re-measurement, when any */
   const char *feedback;     /* may be NULL */
   const char *source;       /* the candidate (passive history includes it) */
+  int64_t case_id;          /* its Case in the store (0 when not recorded) */
 } kope_ctx_step;
 
 /* The state the context is built for. Strings borrowed for the call. */

@@ -410,6 +410,73 @@ static int iterate(agent *a, const char **stop, kope_err *err)
   return rc;
 }
 
+/* ---- the end of the session ---- */
+
+#define KOPE_AGENT_FINAL_MAX 3
+
+/* Up to KOPE_AGENT_FINAL_MAX unpromoted correct candidates with the highest
+ * first speedup vs the reference, at least 0.9x the incumbent's. */
+static size_t final_candidates(const agent *a, const kope_ctx_step **pick)
+{
+  size_t n = 0, i, j;
+
+  for (i = 0; i < a->nhist; i++) {
+    const kope_ctx_step *h = &a->hist[i];
+    if (!h->correct || h->promoted || !h->source || h->speedup_ref < 0.9 * a->inc_ref ||
+        !strcmp(h->source, a->inc_src))
+      continue;
+    if (n < KOPE_AGENT_FINAL_MAX)
+      n++;
+    else if (pick[n - 1]->speedup_ref >= h->speedup_ref)
+      continue;
+    for (j = n - 1; j > 0 && pick[j - 1]->speedup_ref < h->speedup_ref; j--)
+      pick[j] = pick[j - 1];
+    pick[j] = h;
+  }
+  return n;
+}
+
+/* The incumbent and the best unpromoted candidates re-measured side by
+ * side (each timed against the incumbent as the base); the fastest that
+ * passes the incumbent rule becomes the session's best kernel. Costs up
+ * to KOPE_AGENT_FINAL_MAX evaluations outside the budgets; nothing runs
+ * when there is no such candidate. */
+static int final_remeasure(agent *a, kope_err *err)
+{
+  const kope_ctx_step *pick[KOPE_AGENT_FINAL_MAX];
+  const char *src[KOPE_AGENT_FINAL_MAX];
+  kope_report *r[KOPE_AGENT_FINAL_MAX] = {0};
+  kope_base_cmp cmp;
+  double best_gain = 0;
+  size_t n, i, best = KOPE_AGENT_FINAL_MAX;
+  int rc = KOPE_OK;
+
+  if (!a->inc_correct || !(n = final_candidates(a, pick)))
+    return KOPE_OK;
+  for (i = 0; i < n; i++)
+    src[i] = pick[i]->source;
+  progress(a, "re-measuring the best candidates side by side", NULL);
+  if ((rc = kope_evaluate_batch(a->ev, src, n, r, err)) != KOPE_OK)
+    goto out;
+  a->res->final_evals = (int64_t)n;
+  for (i = 0; i < n; i++)
+    if (significant(a, r[i], &cmp) && cmp.speedup > best_gain) {
+      best_gain = cmp.speedup;
+      best = i;
+    }
+  if (best < n) {
+    a->res->final_replaced_case = a->inc_case ? a->inc_case : -1;
+    adopt(a, pick[best]->source, r[best]);
+    a->inc_case = pick[best]->case_id;
+    a->inc_remeasured = 1;
+    rc = kope_agent_save_state(a, err);
+  }
+out:
+  for (i = 0; i < n; i++)
+    kope_report_free(r[i]);
+  return rc;
+}
+
 /* ---- the session ---- */
 
 static void finish(agent *a, const char *stop)
@@ -453,6 +520,8 @@ static int run(agent *a, kope_err *err)
     rc = kope_agent_save_state(a, err);
   while (rc == KOPE_OK && !stop && !(stop = budget_reached(a)))
     rc = iterate(a, &stop, err);
+  if (rc == KOPE_OK)
+    rc = final_remeasure(a, err);
   finish(a, rc == KOPE_OK ? stop : "error");
   if (rc == KOPE_OK)
     rc = kope_agent_write_best(a, err);
@@ -504,6 +573,10 @@ json_t *kope_opt_result_json(const kope_opt_result *r)
                    (json_int_t)r->best_case_id, "context_tokens_max",
                    (json_int_t)r->ctx_tokens_max);
   json_object_set_new(j, "context_tokens", tr);
+  json_object_set_new(j, "final_remeasure",
+                      json_pack("{s:I, s:I, s:b}", "evaluations", (json_int_t)r->final_evals,
+                                "replaced_case", (json_int_t)r->final_replaced_case, "replaced",
+                                r->final_replaced_case != 0));
   return j;
 }
 

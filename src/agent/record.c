@@ -183,6 +183,7 @@ void kope_agent_history_add(agent *a, const attempt *at)
     h->remeasured = at->promoted ? 1 : -1;
   h->feedback = kope_strdup(at->r ? kope_report_feedback(at->r) : at->p.no_kernel);
   h->source = kope_strdup(at->p.source);
+  h->case_id = at->case_id;
 }
 
 void kope_agent_history_free(agent *a)
