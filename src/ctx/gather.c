@@ -182,6 +182,14 @@ static void reason_text(const kope_ctx_state *s, const kope_ctx_step *h, kope_bu
     kope_buf_puts(b, "not promoted: a faster candidate of the same batch was chosen");
 }
 
+/* A confidence interval wider than this ratio (hi/lo) is flagged noisy. */
+#define KOPE_CTX_NOISY 1.5
+
+static int noisy(const kope_ctx_step *h)
+{
+  return h->correct && h->vs_lo > 0 && h->vs_hi / h->vs_lo > KOPE_CTX_NOISY;
+}
+
 static void recent_text(const kope_ctx_state *s, kope_buf *b)
 {
   size_t i = s->nhistory > KOPE_CTX_RECENT ? s->nhistory - KOPE_CTX_RECENT : 0;
@@ -201,6 +209,10 @@ static void recent_text(const kope_ctx_state *s, kope_buf *b)
       kope_buf_printf(b, "%.3fx vs its incumbent, %.3fx vs reference; ", h->vs_incumbent,
                       h->speedup_ref);
     reason_text(s, h, b);
+    if (noisy(h))
+      kope_buf_printf(b, "; WARNING: very noisy measurement (CI spans %.2fx, over %.1fx): "
+                         "the figure is unreliable, not a property of the code",
+                      h->vs_hi / h->vs_lo, KOPE_CTX_NOISY);
     kope_buf_puts(b, "\n");
   }
 }

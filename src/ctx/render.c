@@ -41,8 +41,9 @@ static void rule_text(kope_buf *b, const kope_ctx_state *s)
 
   kope_buf_printf(b,
       "Promotion rule: the incumbent changes only for a correct candidate whose speedup\n"
-      "over the incumbent (median of per-round time ratios over the timed cases)\n"
-      "is at least %.2fx, with the lower bound of its ~95%% confidence interval above 1\n"
+      "over the incumbent (geometric mean over the timed cases of each case's median\n"
+      "per-round time ratio) is at least %.2fx, with the geometric mean of the cases'\n"
+      "lower ~95%% confidence bounds above 1\n"
       "and a sign-test p below %g; it is then re-measured once and promoted only if the\n"
       "re-measurement passes the same test. Among several such candidates of one batch\n"
       "the fastest is re-measured. A candidate that is faster but misses one of these\n"

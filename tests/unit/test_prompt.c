@@ -210,6 +210,26 @@ static void test_reasons(void **state)
   free(user);
 }
 
+static void test_noisy(void **state)
+{
+  fx *f = *state;
+  kope_ctx_step h[2];
+  char *sys, *user;
+
+  h[0] = step_of(1, "steady", 1, 1.02, 1.0, 0.2, "/* A */");
+  h[0].vs_hi = 1.04;
+  h[1] = step_of(2, "noisy", 1, 1.2, 0.8, 0.2, "/* B */");
+  h[1].vs_hi = 1.6;   /* 1.6 / 0.8 = 2x */
+  f->s.history = h;
+  f->s.nhistory = 2;
+  render(f, NULL, &sys, &user);
+  assert_int_equal(occurrences(user, "WARNING: very noisy measurement"), 1);
+  assert_non_null(strstr(user, "(noisy): 1.200x vs its incumbent [0.800, 1.600]"));
+  assert_non_null(strstr(user, "CI spans 2.00x"));
+  free(sys);
+  free(user);
+}
+
 static void test_incumbent_source(void **state)
 {
   fx *f = *state;
@@ -366,6 +386,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_rule, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reasons, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_noisy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_incumbent_source, setup, teardown),
       cmocka_unit_test_setup_teardown(test_spec, setup, teardown),
       cmocka_unit_test_setup_teardown(test_legend, setup, teardown),
