@@ -6,6 +6,7 @@
  * a constant, the input's mean, a copy of the input) must be rejected.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,7 +257,7 @@ static int cmd_show(ops_args *a)
 typedef struct check_row {
   char name[64], category[32], seed_verdict[32], vendor_verdict[32], reason[600];
   char vendor_name[160];
-  int level, ncases, has_vendor, knobs;
+  int level, ncases, ntimed, has_vendor, knobs;
   int skipped;          /* no seed for the target (not named on the command line) */
   double sp_ref, sp_ven, roof, seconds;
 } check_row;
@@ -279,6 +280,8 @@ static int check_op(ops_args *a, const char *name, check_row *row, kope_err *err
   snprintf(row->category, sizeof row->category, "%s", kope_op_category(op));
   row->level = kope_op_level(op);
   row->ncases = (int)kope_op_ncases(op);
+  for (size_t c = 0; c < kope_op_ncases(op); c++)
+    row->ntimed += kope_op_case_timed(op, c) != 0;
   /* checked: the cpu target's C baseline and the cuda target's
    * vendor_cuda (build-only: built, not run); opencl has none of its own */
   ven = kope_op_vendor_for(op, a->target);
@@ -348,9 +351,9 @@ static int row_ok(const check_row *row)
 
 static json_t *row_json(const check_row *r)
 {
-  return json_pack("{s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:o, s:f, s:f, s:b}", "name",
-                   r->name, "category", r->category, "level", r->level, "cases", r->ncases,
-                   "knobs", r->knobs, "seed_verdict", r->seed_verdict, "vendor_verdict",
+  return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:o, s:f, s:f, s:b}",
+                   "name", r->name, "category", r->category, "level", r->level, "cases",
+                   r->ncases, "timed_cases", r->ntimed, "knobs", r->knobs, "seed_verdict", r->seed_verdict, "vendor_verdict",
                    r->vendor_verdict, "reason", r->reason, "speedup_ref", r->sp_ref,
                    "speedup_vendor", r->has_vendor ? json_real(r->sp_ven) : json_null(),
                    "roofline_fraction", r->roof, "seconds", r->seconds, "ok", row_ok(r));
@@ -417,8 +420,43 @@ static int target_ext(ops_args *a, kope_err *err)
   return KOPE_OK;
 }
 
+/* Suite-wide geometric means of the correct seeds' per-operator geomeans
+ * (each over its timed cases only). */
+typedef struct check_sum {
+  double log_ref, log_ven;
+  int nref, nven;
+} check_sum;
+
+static void sum_add(check_sum *s, const check_row *r)
+{
+  if (!row_ok(r) || r->sp_ref <= 0)
+    return;
+  s->log_ref += log(r->sp_ref);
+  s->nref++;
+  if (r->has_vendor && r->sp_ven > 0) {
+    s->log_ven += log(r->sp_ven);
+    s->nven++;
+  }
+}
+
+static json_t *sum_json(const check_sum *s)
+{
+  return json_pack("{s:i, s:f, s:i, s:f, s:s}", "operators", s->nref, "geomean_speedup_ref",
+                   s->nref ? exp(s->log_ref / s->nref) : 0.0, "operators_with_vendor", s->nven,
+                   "geomean_speedup_vendor", s->nven ? exp(s->log_ven / s->nven) : 0.0, "over",
+                   "timed (perf) cases only");
+}
+
+static void sum_print(const check_sum *s)
+{
+  printf("%s seeds: geomean %.3fx vs reference over %d operators, %.3fx vs vendor over %d "
+         "(each over its timed cases only)\n", "suite", s->nref ? exp(s->log_ref / s->nref) : 0.0,
+         s->nref, s->nven ? exp(s->log_ven / s->nven) : 0.0, s->nven);
+}
+
 static int cmd_check(ops_args *a)
 {
+  check_sum sum = {0, 0, 0, 0};
   char **names = NULL;
   size_t n = 0, i;
   kope_err err;
@@ -454,6 +492,7 @@ static int cmd_check(ops_args *a)
       continue;
     }
     bad |= !row_ok(&row);
+    sum_add(&sum, &row);
     if (a->json)
       json_array_append_new(arr, row_json(&row));
     else if (a->md)
@@ -465,9 +504,13 @@ static int cmd_check(ops_args *a)
     fprintf(stderr, "kope ops check: skipped %d operators without a seed%s for target %s\n",
             skipped, a->ext, a->target);
   if (a->json)
-    kope_cli_print_json(json_pack("{s:o, s:b}", "operators", arr, "ok", !bad && !envrc));
+    kope_cli_print_json(json_pack("{s:o, s:o?, s:b}", "operators", arr, "summary",
+                                  a->timing && !a->build_only ? sum_json(&sum) : NULL, "ok",
+                                  !bad && !envrc));
   else
     json_decref(arr);
+  if (!a->json && !a->md && a->timing && !a->build_only)
+    sum_print(&sum);
   kope_strv_free(names, n);
   return envrc != KOPE_OK ? envrc : bad ? KOPE_EREJECT : KOPE_OK;
 }

@@ -67,7 +67,15 @@ expect_eq "FAST=1 promoted" "$(sqlite3 "$T/o.db" "select thought_id from cases w
 if json_get "d['best_speedup_ref'] > 2 * d['seed_speedup_ref']" | grep -q True; then
   ok "best scored faster than the seed"; else not_ok "best not faster: $(cat "$T/out")"; fi
 
-# 5. A spec without roles (scale2): every case is judged, timed and scored.
+# 5. kope ops check: the suite summary over the timed cases
+expect_exit 0 "ops check roles" -- "$KOPE" ops check roles --ops-dir "$OPS" --json --seeds 1
+expect_eq "timed cases counted" "$(json_get "d['operators'][0]['timed_cases']")" 2
+expect_eq "summary geomean is the seed's" \
+  "$(json_get "abs(d['summary']['geomean_speedup_ref'] - d['operators'][0]['speedup_ref']) < 1e-4 * d['operators'][0]['speedup_ref']")" True
+expect_exit 0 "ops check text" -- "$KOPE" ops check roles --ops-dir "$OPS" --seeds 1
+expect_match "summary line" "$T/out" "suite seeds: geomean [0-9.]+x vs reference over 1 operators"
+
+# 6. A spec without roles (scale2): every case is judged, timed and scored.
 expect_exit 0 "role-less spec" -- "$KOPE" eval scale2 "$OPS/scale2/seed.c" --ops-dir "$OPS" \
   --json --seeds 1 --budget 0.02 --rounds 3
 expect_eq "every case timed, role both" \
