@@ -8,6 +8,7 @@ PKGS=(
   build-essential cmake pkg-config
   libjansson-dev libsqlite3-dev sqlite3 libcurl4-openssl-dev libssl-dev
   libcmocka-dev libseccomp-dev
+  libpq-dev postgresql-15
   libopenblas-dev libdnnl-dev
   libomp-dev binutils python3 graphviz
   chromium fonts-dejavu-core
