@@ -19,8 +19,7 @@ NVCC=${KOPE_NVCC:-${CUDA_HOME:+$CUDA_HOME/bin/nvcc}}
 [ -x "$NVCC" ] || NVCC=$(command -v nvcc || true)
 if [ -z "$NVCC" ] || [ ! -x "$NVCC" ]; then
   if [ "${KOPE_NO_CUDA:-0}" = 1 ]; then
-    echo "skip: nvcc not found and KOPE_NO_CUDA=1"
-    exit 0
+    skip "nvcc not found and KOPE_NO_CUDA=1"
   fi
   echo "FAIL - nvcc not found (install the CUDA toolkit under /usr/local/cuda, set KOPE_NVCC or CUDA_HOME, or KOPE_NO_CUDA=1 to skip)"
   exit 1

@@ -24,8 +24,7 @@ mkdir -p "$T/tmpdir" "$T/var"
 export TMPDIR="$T/tmpdir" KOPE_HOME="$T/home"
 
 if [ "${KOPE_NO_CUDA:-0}" = 1 ]; then
-  echo "skip: KOPE_NO_CUDA=1"
-  exit 0
+  skip "KOPE_NO_CUDA=1"
 fi
 NVCC=${KOPE_NVCC:-${CUDA_HOME:+$CUDA_HOME/bin/nvcc}}
 [ -x "${NVCC:-}" ] || NVCC=/usr/local/cuda/bin/nvcc

@@ -20,8 +20,7 @@ mkdir -p "$T/tmpdir" "$T/novendors"
 export TMPDIR="$T/tmpdir" KOPE_HOME="$T/home"
 
 if [ "${KOPE_NO_OPENCL:-0}" = 1 ]; then
-  echo "skip: KOPE_NO_OPENCL=1"
-  exit 0
+  skip "KOPE_NO_OPENCL=1"
 fi
 
 # verdict KERNEL EXPECTED_EXIT EXPECTED_VERDICT REASON_REGEX [extra args]

@@ -15,8 +15,7 @@ mkdir -p "$T/tmpdir" "$T/var"
 export TMPDIR="$T/tmpdir" KOPE_HOME="$T/home"
 
 if [ "${KOPE_NO_OPENCL:-0}" = 1 ]; then
-  echo "skip: KOPE_NO_OPENCL=1"
-  exit 0
+  skip "KOPE_NO_OPENCL=1"
 fi
 
 # variant SRC DST first|last: the seed with every knob set to its first or
