@@ -1,9 +1,14 @@
 /*
- * Worker processes and shared regions (see worker.h).
+ * Worker processes and shared regions (see worker.h). Starting a worker
+ * closes every descriptor it does not hand on, on every path (one cleanup
+ * label). Commands go to a worker that may have died at any moment; the
+ * write blocks SIGPIPE in the calling thread only, so the library never
+ * changes the process's signal dispositions.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +31,11 @@ int kope_region_init(kope_region *r, const char *name, kope_err *err)
     return kope_err_set(err, KOPE_EENV, "memfd_create: %s", strerror(errno));
   snprintf(path, sizeof path, "/proc/self/fd/%d", r->fd);
   r->ro_fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (r->ro_fd < 0)
-    return kope_err_set(err, KOPE_EENV, "reopen memfd read-only: %s", strerror(errno));
+  if (r->ro_fd < 0) {
+    kope_err_set(err, KOPE_EENV, "reopen memfd read-only: %s", strerror(errno));
+    kope_region_release(r);
+    return KOPE_EENV;
+  }
   return KOPE_OK;
 }
 
@@ -102,42 +110,66 @@ static int write_filter(int dst, pid_t pid, kope_err *err)
   return rc;
 }
 
-int kope_worker_start(kope_worker *w, const char *exe, const char *dir, const kope_env *env,
-                      const kope_region *in, const kope_region *out, const kope_limits *lim,
-                      int strict, kope_err *err)
+static void close_fd(int *fd)
 {
-  int cp[2], rp[2], lp[2], fds[5], rc = KOPE_OK;
-  const kope_sandbox_caps *sb = kope_sandbox_probe();
+  if (*fd >= 0)
+    close(*fd);
+  *fd = -1;
+}
 
-  memset(w, 0, sizeof *w);
-  w->strict = strict;
-  kope_buf_init(&w->log, 64 * 1024);
-  if (pipe2(cp, O_CLOEXEC) || pipe2(rp, O_CLOEXEC) || pipe2(lp, O_CLOEXEC))
-    return kope_err_set(err, KOPE_EENV, "pipe: %s", strerror(errno));
-  fds[0] = cp[0];
-  fds[1] = rp[1];
-  fds[2] = in->ro_fd;
-  fds[3] = out->fd;
-  fds[4] = strict && sb->seccomp ? memfd_create("kope-filter", MFD_CLOEXEC) : -1;
+/* Fork the worker; the parent keeps its ends of the pipes in w. */
+static int spawn(kope_worker *w, const char *exe, const char *dir, const kope_env *env,
+                 int fds[5], int pipes[6], const kope_limits *lim, int strict, kope_err *err)
+{
   w->pid = fork();
   if (w->pid < 0)
     return kope_err_set(err, KOPE_EENV, "fork: %s", strerror(errno));
   if (w->pid == 0)
-    child_side(exe, dir, env, fds, lp[1], lim, strict);
+    child_side(exe, dir, env, fds, pipes[5], lim, strict);
   setpgid(w->pid, w->pid);
-  if (fds[4] >= 0) {
-    rc = write_filter(fds[4], w->pid, err);
-    close(fds[4]);
-  }
-  close(cp[0]);
-  close(rp[1]);
-  close(lp[1]);
-  w->cmd_fd = cp[1];
-  w->rep_fd = rp[0];
-  w->log_fd = lp[0];
+  w->cmd_fd = pipes[1];
+  w->rep_fd = pipes[2];
+  w->log_fd = pipes[4];
+  pipes[1] = pipes[2] = pipes[4] = -1;
   fcntl(w->log_fd, F_SETFL, O_NONBLOCK);
   w->up = 1;
-  signal(SIGPIPE, SIG_IGN);
+  return KOPE_OK;
+}
+
+/* pipes: command (0 child reads, 1 kope writes), reply (2 kope reads,
+ * 3 child writes), log (4 kope reads, 5 child writes). Whatever happens,
+ * every descriptor that is not the worker's is closed once, at the end. */
+int kope_worker_start(kope_worker *w, const char *exe, const char *dir, const kope_env *env,
+                      const kope_region *in, const kope_region *out, const kope_limits *lim,
+                      int strict, kope_err *err)
+{
+  int pipes[6] = {-1, -1, -1, -1, -1, -1}, fds[5], filter = -1, rc = KOPE_OK, i;
+  const kope_sandbox_caps *sb = kope_sandbox_probe();
+
+  memset(w, 0, sizeof *w);
+  w->strict = strict;
+  w->cmd_fd = w->rep_fd = w->log_fd = -1;
+  kope_buf_init(&w->log, 64 * 1024);
+  if (pipe2(pipes, O_CLOEXEC) || pipe2(pipes + 2, O_CLOEXEC) || pipe2(pipes + 4, O_CLOEXEC)) {
+    rc = kope_err_set(err, KOPE_EENV, "pipe: %s", strerror(errno));
+    goto out;
+  }
+  /* a strict worker without its filter would run unconfined: refuse */
+  if (strict && sb->seccomp && (filter = memfd_create("kope-filter", MFD_CLOEXEC)) < 0) {
+    rc = kope_err_set(err, KOPE_EENV, "memfd_create (seccomp filter): %s", strerror(errno));
+    goto out;
+  }
+  fds[0] = pipes[0];
+  fds[1] = pipes[3];
+  fds[2] = in->ro_fd;
+  fds[3] = out->fd;
+  fds[4] = filter;
+  if ((rc = spawn(w, exe, dir, env, fds, pipes, lim, strict, err)) == KOPE_OK && filter >= 0)
+    rc = write_filter(filter, w->pid, err);
+out:
+  for (i = 0; i < 6; i++)
+    close_fd(&pipes[i]);
+  close_fd(&filter);
   if (rc != KOPE_OK)
     kope_worker_stop(w);
   return rc;
@@ -178,10 +210,8 @@ static void reap(kope_worker *w, int kill_it)
   w->up = 0;
 }
 
-static int send_all(int fd, const void *buf, size_t n)
+static int write_all(int fd, const unsigned char *p, size_t n)
 {
-  const unsigned char *p = buf;
-
   while (n > 0) {
     ssize_t k = write(fd, p, n);
     if (k < 0 && errno == EINTR)
@@ -192,6 +222,30 @@ static int send_all(int fd, const void *buf, size_t n)
     n -= (size_t)k;
   }
   return 0;
+}
+
+/* Write to a worker that may have died without raising SIGPIPE and without
+ * touching the process's signal dispositions (library code must not):
+ * SIGPIPE is blocked in this thread only, a SIGPIPE the write raised is
+ * consumed (it is directed at this thread), and the mask is restored. A
+ * SIGPIPE that was already pending is left alone. */
+static int send_all(int fd, const void *buf, size_t n)
+{
+  sigset_t pipe_set, old, pending;
+  struct timespec zero = {0, 0};
+  int rc, was_pending;
+
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  sigpending(&pending);
+  was_pending = sigismember(&pending, SIGPIPE);
+  rc = write_all(fd, buf, n);
+  if (rc != 0 && errno == EPIPE && !was_pending)
+    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+      ;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc;
 }
 
 /* Wait for a full reply until deadline; 0 ok, -1 EOF, -2 timeout. */

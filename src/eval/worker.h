@@ -50,7 +50,11 @@ typedef struct kope_worker {
 } kope_worker;
 
 /* Start exe in dir with env; in/out are the regions it will map. strict:
- * an untrusted candidate (all available sandbox layers). */
+ * an untrusted candidate (all available sandbox layers). On failure no
+ * descriptor is left open and no process is left running; w->log is
+ * initialised either way and released by the caller. Neither this nor
+ * kope_worker_command changes signal dispositions: a write to a dead
+ * worker reports KOPE_WORKER_DIED instead of raising SIGPIPE. */
 int kope_worker_start(kope_worker *w, const char *exe, const char *dir, const kope_env *env,
                       const kope_region *in, const kope_region *out, const kope_limits *lim,
                       int strict, kope_err *err);
