@@ -109,7 +109,8 @@ int kope_bench_run(const kope_bench_opts *o, json_t **results, kope_err *err);
 
 /* (Re)compute the "metrics" and "paired" members of a results document
  * from its "runs" and "final" members. Deterministic (the bootstrap uses
- * a fixed seed). KOPE_EINPUT when the document is not a kope-bench one. */
+ * a fixed seed). KOPE_EINPUT when the document is not a kope-bench one;
+ * KOPE_ENOMEM when out of memory. */
 int kope_bench_metrics(json_t *results, kope_err *err);
 
 /* ---- metric helpers (exposed for tests) ------------------------------ */

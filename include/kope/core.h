@@ -24,7 +24,10 @@ typedef enum kope_status {
   KOPE_EREJECT = 1,   /* kernel rejected, or no correct kernel found */
   KOPE_EINPUT = 2,    /* usage error or bad input file */
   KOPE_EENV = 3,      /* environment problem: compiler, disk, database */
-  KOPE_EINTERNAL = 4  /* a bug in kope */
+  KOPE_EINTERNAL = 4, /* a bug in kope */
+  /* Out of memory: an environment problem (exit code 3). See the policy
+   * at kope_grow below. */
+  KOPE_ENOMEM = KOPE_EENV
 } kope_status;
 
 /* An error slot owned by the caller; zero-initialise or kope_err_clear(). */
@@ -37,6 +40,25 @@ void kope_err_clear(kope_err *e);
 /* Sets code and message (printf-style); returns code. e may be NULL. */
 int kope_err_set(kope_err *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Out-of-memory policy. Allocation failure is neither fatal nor ignored
+ * inside the library: the function that sees a NULL from malloc, calloc,
+ * realloc or kope_grow leaves its data structures valid (a failed growth
+ * keeps the old array), returns KOPE_ENOMEM (setting a message with
+ * kope_err_nomem when it has a kope_err), and every caller passes that
+ * status up unchanged. The CLI prints the message and exits 3. Functions
+ * without a status (void, or returning a pointer) report it by their
+ * documented failure value (NULL, -1). */
+
+/* Sets "out of memory (what)" in e (may be NULL); returns KOPE_ENOMEM. */
+int kope_err_nomem(kope_err *e, const char *what);
+
+/* Make the array *pp (the address of any object pointer, e.g. &v) hold at
+ * least need elements of elem bytes. *cap is its capacity in elements;
+ * growth doubles it (from 16), new elements are zeroed. The array is owned
+ * by the caller (free()). Returns KOPE_OK, or KOPE_ENOMEM (on allocation
+ * failure or size overflow) with *pp and *cap unchanged. */
+int kope_grow(void *pp, size_t *cap, size_t need, size_t elem);
 
 /* A growable byte buffer with a hard cap (limit 0 = 64 MiB). data is always
  * NUL-terminated. The buffer owns data; release with kope_buf_release. */

@@ -347,7 +347,8 @@ static int record_batch(agent *a, attempt *at, size_t n, kope_err *err)
     a->step++;
     if ((rc = kope_agent_record(a, &at[i], err)) != KOPE_OK)
       return rc;
-    kope_agent_history_add(a, &at[i]);
+    if (kope_agent_history_add(a, &at[i]) != KOPE_OK)
+      return kope_err_nomem(err, "session history");
     if (at[i].promoted)
       win = i;
   }

@@ -66,7 +66,8 @@ int kope_agent_record(agent *a, attempt *at, kope_err *err);
 int kope_agent_record_start(agent *a, kope_report *r, kope_err *err);
 int kope_agent_save_state(agent *a, kope_err *err);
 int kope_agent_resume(agent *a, kope_err *err);
-void kope_agent_history_add(agent *a, const attempt *at);
+/* Append at to the history; KOPE_OK or KOPE_ENOMEM (history unchanged). */
+int kope_agent_history_add(agent *a, const attempt *at);
 void kope_agent_history_free(agent *a);
 int kope_agent_write_best(agent *a, kope_err *err);
 const char *kope_agent_verdict(const attempt *at);

@@ -153,15 +153,14 @@ int kope_agent_record_start(agent *a, kope_report *r, kope_err *err)
 
 /* ---- history (passive context, resume) ---- */
 
-void kope_agent_history_add(agent *a, const attempt *at)
+int kope_agent_history_add(agent *a, const attempt *at)
 {
   kope_ctx_step *h;
   kope_base_cmp c2;
 
-  if (a->nhist == a->caphist)
-    a->hist = realloc(a->hist, (a->caphist = a->caphist ? 2 * a->caphist : 16) * sizeof *a->hist);
+  if (kope_grow(&a->hist, &a->caphist, a->nhist + 1, sizeof *a->hist) != KOPE_OK)
+    return KOPE_ENOMEM;
   h = &a->hist[a->nhist++];
-  memset(h, 0, sizeof *h);
   h->step = a->step;
   h->thought_id = kope_strdup(at->p.thought_id ? at->p.thought_id : "");
   h->title = kope_strdup(at->p.title ? at->p.title : "");
@@ -184,6 +183,7 @@ void kope_agent_history_add(agent *a, const attempt *at)
   h->feedback = kope_strdup(at->r ? kope_report_feedback(at->r) : at->p.no_kernel);
   h->source = kope_strdup(at->p.source);
   h->case_id = at->case_id;
+  return KOPE_OK;
 }
 
 void kope_agent_history_free(agent *a)

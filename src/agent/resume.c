@@ -15,6 +15,7 @@ typedef struct replay {
   agent *a;
   int64_t best_id;
   double best;
+  int nomem;      /* the history could not grow: stop and report */
 } replay;
 
 static int replay_case(const kope_mem_case *c, void *vctx)
@@ -52,7 +53,8 @@ static int replay_case(const kope_mem_case *c, void *vctx)
   a->step = c->step > a->step ? c->step : a->step;
   {
     kope_ctx_step *h;
-    kope_agent_history_add(a, &at);
+    if (kope_agent_history_add(a, &at) != KOPE_OK)
+      return rp->nomem = 1;
     h = &a->hist[a->nhist - 1];
     free((char *)h->verdict);
     h->verdict = kope_strdup(c->verdict);
@@ -102,7 +104,7 @@ static int load_incumbent(agent *a, int64_t id, kope_err *err)
 int kope_agent_resume(agent *a, kope_err *err)
 {
   kope_mem_filter f = {0};
-  replay rp = {a, 0, 0.0};
+  replay rp = {a, 0, 0.0, 0};
   int64_t inc_case = 0;
   int rc;
 
@@ -110,6 +112,8 @@ int kope_agent_resume(agent *a, kope_err *err)
   f.session_id = a->session;
   if ((rc = kope_mem_case_each(a->db, &f, KOPE_MEM_WITH_CODE, replay_case, &rp, err)) != KOPE_OK)
     return rc;
+  if (rp.nomem)
+    return kope_err_nomem(err, "session history");
   if (!inc_case)
     inc_case = rp.best_id;
   if (!inc_case)

@@ -7,6 +7,9 @@
  * from the final re-measurement only; evaluations, tokens and curves from
  * the runs. Scores, speedups and fast_p are over timed cases only: a case
  * whose role is "check" counts for the pass rate, never for a score.
+ * Out of memory (kope/core.h's policy): a vector that cannot grow or a
+ * unit that cannot be filled sets the caller's nomem flag, the unit then
+ * counts as not measured, and kope_bench_metrics returns KOPE_ENOMEM.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -91,18 +94,24 @@ static void unit_case(unit *u, size_t c, const json_t *jc)
   u->score[c] = kope_bench_case_score(tc, tr, roof > 0 ? roof * tc : 0);
 }
 
-static void unit_fill(unit *u, const json_t *k, size_t ncases)
+/* Out of memory: an empty, not accepted unit and *nomem set. */
+static void unit_fill(unit *u, const json_t *k, size_t ncases, int *nomem)
 {
   json_t *rep = json_object_get(k, "report"), *cases = json_object_get(rep, "cases");
   size_t c;
 
   memset(u, 0, sizeof *u);
-  u->ncases = ncases;
   u->sp = calloc(ncases + 1, sizeof *u->sp);
   u->ven = calloc(ncases + 1, sizeof *u->ven);
   u->score = calloc(ncases + 1, sizeof *u->score);
   u->base = calloc(ncases + 1, sizeof *u->base);
   u->timed = calloc(ncases + 1, sizeof *u->timed);
+  if (!u->sp || !u->ven || !u->score || !u->base || !u->timed) {
+    unit_release(u);
+    *nomem = 1;
+    return;
+  }
+  u->ncases = ncases;
   /* check cases (role "check" in the report) are judged, never scored */
   for (c = 0; c < ncases; c++) {
     json_t *jc = json_array_get(cases, c);
@@ -130,10 +139,13 @@ typedef struct dvec {
   size_t n, cap;
 } dvec;
 
-static void dv_push(dvec *d, double x)
+/* Append x; out of memory: x is left out and *nomem set. */
+static void dv_push(dvec *d, double x, int *nomem)
 {
-  if (d->n == d->cap)
-    d->v = realloc(d->v, (d->cap = d->cap ? 2 * d->cap : 16) * sizeof *d->v);
+  if (kope_grow(&d->v, &d->cap, d->n + 1, sizeof *d->v) != KOPE_OK) {
+    *nomem = 1;
+    return;
+  }
   d->v[d->n++] = x;
 }
 
@@ -168,6 +180,7 @@ typedef struct cfg_acc {
   double evals, remeasures, tokens, ctx_tokens, seconds;
   dvec curve_log[64];          /* per evaluation count: logs of curve values */
   size_t curve_len;
+  int *nomem;                  /* the caller's out-of-memory flag */
 } cfg_acc;
 
 static void acc_unit(cfg_acc *a, const unit *u)
@@ -188,11 +201,11 @@ static void acc_unit(cfg_acc *a, const unit *u)
     a->fast[p] += u->sp_op > fast_ps[p];
     a->fast_ven[p] += u->ven_op > fast_ps[p];
   }
-  dv_push(&a->sp, u->sp_op);
+  dv_push(&a->sp, u->sp_op, a->nomem);
   if (u->ven_op > 0)
-    dv_push(&a->ven, u->ven_op);
+    dv_push(&a->ven, u->ven_op, a->nomem);
   if (u->roof > 0)
-    dv_push(&a->roof, u->roof);
+    dv_push(&a->roof, u->roof, a->nomem);
 }
 
 static void acc_curve(cfg_acc *a, const json_t *curve, int64_t budget)
@@ -206,16 +219,19 @@ static void acc_curve(cfg_acc *a, const json_t *curve, int64_t budget)
     len = 64;
   if (n > len)
     len = n < 64 ? n : 64;
-  v = calloc(n, sizeof *v);
+  if (!(v = calloc(n, sizeof *v))) {
+    *a->nomem = 1;
+    return;
+  }
   for (k = 0; k < n; k++)
     v[k] = json_number_value(json_array_get(curve, k));
   if (kope_bench_evals_to_reach(v, n, 0.9) >= 0)
-    dv_push(&a->e90, kope_bench_evals_to_reach(v, n, 0.9));
+    dv_push(&a->e90, kope_bench_evals_to_reach(v, n, 0.9), a->nomem);
   for (k = 0; k < len; k++) {
     if (k < n)
       last = v[k];
     if (last > 0)
-      dv_push(&a->curve_log[k], log(last));
+      dv_push(&a->curve_log[k], log(last), a->nomem);
   }
   if (len > a->curve_len)
     a->curve_len = len;
@@ -294,16 +310,19 @@ static void acc_release(cfg_acc *a)
 
 /* ---- per operator (within a configuration) ---- */
 
-static json_t *op_entry(const unit *u, const json_t *run, int rep_count)
+static json_t *op_entry(const unit *u, const json_t *run, int rep_count, int *nomem)
 {
   json_t *curve = json_object_get(run, "curve");
   size_t n = json_array_size(curve), k;
   double *v = calloc(n + 1, sizeof *v);
-  int e90;
+  int e90 = -1;
 
-  for (k = 0; k < n; k++)
+  if (!v)
+    *nomem = 1;
+  for (k = 0; v && k < n; k++)
     v[k] = json_number_value(json_array_get(curve, k));
-  e90 = kope_bench_evals_to_reach(v, n, 0.9);
+  if (v)
+    e90 = kope_bench_evals_to_reach(v, n, 0.9);
   free(v);
   (void)rep_count;
   return json_pack("{s:f, s:f, s:f, s:I, s:I, s:b, s:I, s:I, s:i}", "speedup_ref", u->sp_op,
@@ -313,7 +332,8 @@ static json_t *op_entry(const unit *u, const json_t *run, int rep_count)
                    (json_int_t)kope_bj_num(run, "tokens", 0), "evals_to_90", e90);
 }
 
-static json_t *config_metrics(const json_t *doc, const char *cfg, int repeats, int64_t budget)
+static json_t *config_metrics(const json_t *doc, const char *cfg, int repeats, int64_t budget,
+                              int *nomem)
 {
   json_t *ops = json_object_get(doc, "operators"), *op, *per_op = json_object(), *m;
   cfg_acc a;
@@ -321,16 +341,17 @@ static json_t *config_metrics(const json_t *doc, const char *cfg, int repeats, i
   int rep;
 
   memset(&a, 0, sizeof a);
+  a.nomem = nomem;
   json_array_foreach(ops, i, op) {
     const char *name = kope_bj_str(op, "name");
     json_t *list = json_array();
     for (rep = 0; rep < repeats; rep++) {
       json_t *k = kope_bench_final_kernel(doc, name, cfg, rep), *run = find_run(doc, name, cfg, rep);
       unit u;
-      unit_fill(&u, k, (size_t)kope_bj_num(op, "ncases", 0));
+      unit_fill(&u, k, (size_t)kope_bj_num(op, "ncases", 0), nomem);
       acc_unit(&a, &u);
       acc_run(&a, run, budget);
-      json_array_append_new(list, op_entry(&u, run, repeats));
+      json_array_append_new(list, op_entry(&u, run, repeats, nomem));
       unit_release(&u);
     }
     json_object_set_new(per_op, name, list);
@@ -343,7 +364,7 @@ static json_t *config_metrics(const json_t *doc, const char *cfg, int repeats, i
 
 /* ---- operators: seed and vendor, from the final seed kernel ---- */
 
-static json_t *operator_metrics(const json_t *doc)
+static json_t *operator_metrics(const json_t *doc, int *nomem)
 {
   json_t *out = json_object(), *op;
   size_t i, c;
@@ -353,10 +374,10 @@ static json_t *operator_metrics(const json_t *doc)
     size_t nc = (size_t)kope_bj_num(op, "ncases", 0);
     dvec vend = {0};
     unit u;
-    unit_fill(&u, kope_bench_final_kernel(doc, name, "seed", 0), nc);
-    for (c = 0; c < nc; c++)
+    unit_fill(&u, kope_bench_final_kernel(doc, name, "seed", 0), nc, nomem);
+    for (c = 0; c < u.ncases; c++)
       if (u.sp[c] > 0 && u.ven[c] > 0)
-        dv_push(&vend, u.sp[c] / u.ven[c]);   /* t_ref / t_vendor */
+        dv_push(&vend, u.sp[c] / u.ven[c], nomem);   /* t_ref / t_vendor */
     json_object_set_new(out, name, json_pack("{s:f, s:f, s:b}", "seed_speedup_ref", u.sp_op,
                                              "vendor_speedup_ref", dv_geomean(&vend),
                                              "seed_accepted", u.accepted));
@@ -369,26 +390,26 @@ static json_t *operator_metrics(const json_t *doc)
 /* ---- paired ratios ---- */
 
 static void pair_unit(const unit *a, const unit *b, int a_is_base, int b_is_base, dvec *r,
-                      dvec *direct, size_t *wins)
+                      dvec *direct, size_t *wins, int *nomem)
 {
   size_t c;
 
   if (!a->accepted || !b->accepted)
     return;
-  for (c = 0; c < a->ncases; c++) {
+  for (c = 0; c < a->ncases && c < b->ncases; c++) {
     if (!(a->sp[c] > 0 && b->sp[c] > 0))
       continue;
-    dv_push(r, a->sp[c] / b->sp[c]);
+    dv_push(r, a->sp[c] / b->sp[c], nomem);
     *wins += a->sp[c] > b->sp[c];
     if (a_is_base && b->base[c] > 0)
-      dv_push(direct, 1.0 / b->base[c]);
+      dv_push(direct, 1.0 / b->base[c], nomem);
     else if (b_is_base && a->base[c] > 0)
-      dv_push(direct, a->base[c]);
+      dv_push(direct, a->base[c], nomem);
   }
 }
 
 static json_t *pair_json(const json_t *doc, const char *ca, const char *cb, const char *base,
-                         int repeats)
+                         int repeats, int *nomem)
 {
   json_t *op, *j;
   dvec r = {0}, direct = {0};
@@ -401,10 +422,10 @@ static json_t *pair_json(const json_t *doc, const char *ca, const char *cb, cons
     size_t nc = (size_t)kope_bj_num(op, "ncases", 0);
     for (rep = 0; rep < repeats; rep++) {
       unit ua, ub;
-      unit_fill(&ua, kope_bench_final_kernel(doc, name, ca, rep), nc);
-      unit_fill(&ub, kope_bench_final_kernel(doc, name, cb, rep), nc);
+      unit_fill(&ua, kope_bench_final_kernel(doc, name, ca, rep), nc, nomem);
+      unit_fill(&ub, kope_bench_final_kernel(doc, name, cb, rep), nc, nomem);
       pair_unit(&ua, &ub, rep == 0 && !strcmp(ca, base), rep == 0 && !strcmp(cb, base), &r,
-                &direct, &wins);
+                &direct, &wins, nomem);
       unit_release(&ua);
       unit_release(&ub);
     }
@@ -422,7 +443,7 @@ static json_t *pair_json(const json_t *doc, const char *ca, const char *cb, cons
   return j;
 }
 
-static json_t *paired_all(const json_t *doc, json_t *cfgs, int repeats)
+static json_t *paired_all(const json_t *doc, json_t *cfgs, int repeats, int *nomem)
 {
   json_t *out = json_array();
   size_t i, k, n = json_array_size(cfgs);
@@ -432,7 +453,7 @@ static json_t *paired_all(const json_t *doc, json_t *cfgs, int repeats)
     for (k = i + 1; k < n; k++)
       json_array_append_new(out, pair_json(doc, kope_bj_str(json_array_get(cfgs, i), "name"),
                                            kope_bj_str(json_array_get(cfgs, k), "name"), base,
-                                           repeats));
+                                           repeats, nomem));
   return out;
 }
 
@@ -443,6 +464,7 @@ int kope_bench_metrics(json_t *doc, kope_err *err)
   int repeats = (int)kope_bj_num(set, "repeats", 1);
   int64_t budget = (int64_t)kope_bj_num(set, "budget_evals", 12);
   size_t i;
+  int nomem = 0;
 
   if (strcmp(kope_bj_str(doc, "format"), KOPE_BENCH_FORMAT) || !json_is_array(cfgs) ||
       !json_is_array(json_object_get(doc, "operators")))
@@ -452,12 +474,12 @@ int kope_bench_metrics(json_t *doc, kope_err *err)
   m = json_object();
   json_array_foreach(cfgs, i, c)
     json_object_set_new(m, kope_bj_str(c, "name"),
-                        config_metrics(doc, kope_bj_str(c, "name"), repeats, budget));
+                        config_metrics(doc, kope_bj_str(c, "name"), repeats, budget, &nomem));
   json_object_set_new(doc, "metrics", json_pack("{s:o, s:o, s:s}", "configs", m, "operators",
-      operator_metrics(doc), "score_formula",
+      operator_metrics(doc, &nomem), "score_formula",
       "per case s = (T_ref - T_HW) / ((T_cand - T_HW) + (T_ref - T_HW)), T_HW the roofline "
       "time, times clamped to >= T_HW; failed cases 0; score = 100 * mean over all "
       "(operator x timed case x repeat) pairs (check cases are never scored)"));
-  json_object_set_new(doc, "paired", paired_all(doc, cfgs, repeats));
-  return KOPE_OK;
+  json_object_set_new(doc, "paired", paired_all(doc, cfgs, repeats, &nomem));
+  return nomem ? kope_err_nomem(err, "bench metrics") : KOPE_OK;
 }

@@ -26,3 +26,8 @@ int kope_err_set(kope_err *e, int code, const char *fmt, ...)
   va_end(ap);
   return code;
 }
+
+int kope_err_nomem(kope_err *e, const char *what)
+{
+  return kope_err_set(e, KOPE_ENOMEM, "out of memory (%s)", what ? what : "allocation");
+}

@@ -77,12 +77,12 @@ kope_ctx_item *kope_ctx_push(kope_ctx *c, int tier, int kind, const char *title,
 {
   kope_ctx_item *it;
 
-  if (c->n == c->cap) {
-    c->cap = c->cap ? 2 * c->cap : 16;
-    c->v = realloc(c->v, c->cap * sizeof *c->v);
+  if (kope_grow(&c->v, &c->cap, c->n + 1, sizeof *c->v) != KOPE_OK) {
+    c->nomem = 1;
+    return NULL;
   }
   it = &c->v[c->n++];
-  memset(it, 0, sizeof *it);
+  memset(it, 0, sizeof *it);   /* the slot may hold a popped item */
   it->tier = tier;
   it->kind = kind;
   it->title = kope_strdup(title ? title : "");
@@ -178,6 +178,10 @@ kope_ctx *kope_ctx_build(const kope_ctx_state *s, kope_db *db, int mode,
   kope_ctx *c = calloc(1, sizeof *c);
   int rc;
 
+  if (!c) {
+    kope_err_nomem(err, "context");
+    return NULL;
+  }
   c->s = s;
   c->mode = mode;
   if (b)
@@ -193,6 +197,8 @@ kope_ctx *kope_ctx_build(const kope_ctx_state *s, kope_db *db, int mode,
     rc = kope_ctx_add_cold(c, db, err);
   if (rc == KOPE_OK && mode == KOPE_CTX_ACTIVE && !db)
     rc = kope_ctx_add_cards(c, err);
+  if (rc == KOPE_OK && c->nomem)
+    rc = kope_err_nomem(err, "context items");
 out:
   if (rc != KOPE_OK) {
     kope_ctx_free(c);

@@ -15,10 +15,12 @@ struct kope_ctx {
   size_t n, cap;
   long tokens[KOPE_TIER_COUNT], total;
   size_t dropped[KOPE_TIER_COUNT];
+  int nomem;          /* an item could not be added: the build fails with KOPE_ENOMEM */
 };
 
 /* Append an item (strings copied); the caller sets structured fields,
- * then calls kope_ctx_admit (hot items are always kept). */
+ * then calls kope_ctx_admit (hot items are always kept). NULL when out of
+ * memory (c->nomem is set; nothing was added, so do not admit). */
 kope_ctx_item *kope_ctx_push(kope_ctx *c, int tier, int kind, const char *title,
                              const char *text);
 void kope_ctx_set(char **field, const char *v);

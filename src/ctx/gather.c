@@ -261,8 +261,8 @@ static int best_unpromoted_text(const kope_ctx_state *s, kope_buf *b)
 
 static void add_hot_text(kope_ctx *c, int kind, const char *title, kope_buf *b)
 {
-  kope_ctx_push(c, KOPE_TIER_HOT, kind, title, b->data ? b->data : "");
-  kope_ctx_admit(c);
+  if (kope_ctx_push(c, KOPE_TIER_HOT, kind, title, b->data ? b->data : ""))
+    kope_ctx_admit(c);
   kope_buf_reset(b);
 }
 
@@ -324,7 +324,8 @@ static void push_case(kope_ctx *c, int tier, int kind, const kope_mem_rec *r, do
            (long long)r->case_id, r->op ? r->op : "?",
            r->label >= 0 ? kope_mem_label_name(r->label) : r->verdict ? r->verdict : "",
            other ? ", on target " : "", other ? r->target : "");
-  it = kope_ctx_push(c, tier, kind, title, r->summary);
+  if (!(it = kope_ctx_push(c, tier, kind, title, r->summary)))
+    return;   /* out of memory: c->nomem fails the build */
   kope_ctx_set(&it->target, r->target);
   it->other_target = other;
   it->case_id = r->case_id ? r->case_id : r->id;
@@ -351,7 +352,8 @@ static void push_digest(kope_ctx *c, int tier, const kope_mem_digest *d, double 
 
   snprintf(title, sizeof title, "Digest: %s on %s/%s", *d->thought_id ? d->thought_id : d->layer,
            d->target, d->category);
-  it = kope_ctx_push(c, tier, KOPE_CTX_DIGEST, title, d->text);
+  if (!(it = kope_ctx_push(c, tier, KOPE_CTX_DIGEST, title, d->text)))
+    return;   /* out of memory: c->nomem fails the build */
   kope_ctx_set(&it->category, d->category);
   kope_ctx_set(&it->layer, d->layer);
   kope_ctx_set(&it->thought_id, d->thought_id);
@@ -510,7 +512,9 @@ static char *cards_dir(const kope_ctx_state *s)
   return kope_sprintf("%s/targets/%s", KOPE_SOURCE_DIR, s->target);
 }
 
-static char **list_cards(const char *dir, size_t *n)
+/* The card files in dir, sorted (*n of them; caller frees). Out of memory:
+ * the cards listed so far, and *nomem set. */
+static char **list_cards(const char *dir, size_t *n, int *nomem)
 {
   DIR *d = opendir(dir);
   struct dirent *e;
@@ -522,9 +526,12 @@ static char **list_cards(const char *dir, size_t *n)
     size_t len = strlen(e->d_name);
     if (len < 4 || strcmp(e->d_name + len - 3, ".md"))
       continue;
-    if (*n == cap)
-      v = realloc(v, (cap = cap ? 2 * cap : 8) * sizeof *v);
-    v[(*n)++] = kope_path_join(dir, e->d_name);
+    if (kope_grow(&v, &cap, *n + 1, sizeof *v) != KOPE_OK ||
+        !(v[*n] = kope_path_join(dir, e->d_name))) {
+      *nomem = 1;
+      break;
+    }
+    (*n)++;
   }
   if (d)
     closedir(d);
@@ -602,15 +609,15 @@ int kope_ctx_add_cards(kope_ctx *c, kope_err *err)
 
   (void)err;
   kope_buf_init(&titles, 0);
-  paths = list_cards(dir, &n);
+  paths = list_cards(dir, &n, &c->nomem);
   for (i = 0; i < n; i++) {
     char *text = kope_file_read(paths[i], NULL, NULL);
     card k;
     if (text) {
       parse_card(text, cat, &k);
       if (k.applies && full) {
-        kope_ctx_push(c, KOPE_TIER_COLD, KOPE_CTX_CARD, k.title, k.body);
-        kope_ctx_admit(c);
+        if (kope_ctx_push(c, KOPE_TIER_COLD, KOPE_CTX_CARD, k.title, k.body))
+          kope_ctx_admit(c);
       } else if (k.applies)
         kope_buf_printf(&titles, "%s%s", shown++ ? "; " : "", k.title);
     }
@@ -620,8 +627,8 @@ int kope_ctx_add_cards(kope_ctx *c, kope_err *err)
     long last = c->s->step - 1 - (c->s->step - 1) % KOPE_CTX_CARD_EVERY + 1;
     char *t = kope_sprintf("Shown in full at step %ld and again every %d steps: %s.", last,
                            KOPE_CTX_CARD_EVERY, titles.data);
-    kope_ctx_push(c, KOPE_TIER_COLD, KOPE_CTX_CARD, "Knowledge cards (reminder)", t);
-    kope_ctx_admit(c);
+    if (kope_ctx_push(c, KOPE_TIER_COLD, KOPE_CTX_CARD, "Knowledge cards (reminder)", t))
+      kope_ctx_admit(c);
     free(t);
   }
   kope_buf_release(&titles);
@@ -647,8 +654,8 @@ static void push_history(kope_ctx *c, const kope_ctx_step *h)
   kope_buf_printf(&b, "\n%s\n", h->feedback ? h->feedback : "");
   if (h->source)
     kope_buf_printf(&b, "```c\n%s\n```\n", h->source);
-  kope_ctx_push(c, KOPE_TIER_WARM, KOPE_CTX_HISTORY, title, b.data ? b.data : "");
-  kope_ctx_admit(c);
+  if (kope_ctx_push(c, KOPE_TIER_WARM, KOPE_CTX_HISTORY, title, b.data ? b.data : ""))
+    kope_ctx_admit(c);
   kope_buf_release(&b);
 }
 

@@ -64,6 +64,20 @@ typedef struct move {
 
 /* ---- bookkeeping ---- */
 
+/* The arm of a move; a move never observed has the empty arm. */
+static const arm *arm_find(const tuner *t, const char *thought)
+{
+  static const arm none;
+  size_t i;
+
+  for (i = 0; i < t->narms; i++)
+    if (!strcmp(t->arms[i].thought, thought))
+      return &t->arms[i];
+  return &none;
+}
+
+/* The arm to record an observation in, added when new; NULL when out of
+ * memory (the observation is then dropped: observe has no status). */
 static arm *arm_get(tuner *t, const char *thought)
 {
   size_t i;
@@ -71,9 +85,8 @@ static arm *arm_get(tuner *t, const char *thought)
   for (i = 0; i < t->narms; i++)
     if (!strcmp(t->arms[i].thought, thought))
       return &t->arms[i];
-  if (t->narms == t->cap)
-    t->arms = realloc(t->arms, (t->cap = t->cap ? 2 * t->cap : 32) * sizeof *t->arms);
-  memset(&t->arms[t->narms], 0, sizeof *t->arms);
+  if (kope_grow(&t->arms, &t->cap, t->narms + 1, sizeof *t->arms) != KOPE_OK)
+    return NULL;
   snprintf(t->arms[t->narms].thought, sizeof t->arms[0].thought, "%s", thought);
   return &t->arms[t->narms++];
 }
@@ -133,7 +146,7 @@ static void prior_of(const kope_ctx *ctx, const char *thought, const char *layer
 
 static double ucb(tuner *t, const move *m)
 {
-  const arm *a = arm_get(t, m->thought);
+  const arm *a = arm_find(t, m->thought);
   double n = m->prior_n + a->n;
   double mean = n > 0 ? (m->prior_n * m->prior_mean + a->sum) / n : 1.0;
   double explore = t->base.o.explore > 0 ? t->base.o.explore : 0.35;
@@ -188,7 +201,7 @@ static int by_score(const void *a, const void *b)
  * reward). 0 when the move does not qualify. */
 static double compound_value(tuner *t, const move *m, int from_memory)
 {
-  const arm *a = arm_get(t, m->thought);
+  const arm *a = arm_find(t, m->thought);
 
   if (from_memory)
     return m->prior_n >= 1.0 && m->prior_mean >= 1.05 ? m->prior_mean : 0.0;
@@ -199,7 +212,8 @@ static double compound_value(tuner *t, const move *m, int from_memory)
  * together. Experience (or the session's own results) says each helps
  * alone; knobs of different layers usually compose, and a compound reaches
  * in one evaluation what single moves need several promotions for.
- * KOPE_EREJECT when fewer than two knobs qualify or it was tried. */
+ * KOPE_EREJECT when fewer than two knobs qualify or it was tried;
+ * KOPE_ENOMEM when out of memory. */
 static int propose_compound(tuner *t, move *mv, size_t n, const char *src, int from_memory,
                             kope_proposal *out)
 {
@@ -207,6 +221,11 @@ static int propose_compound(tuner *t, move *mv, size_t n, const char *src, int f
   char *s = kope_strdup(src), why[400];
   int rc = KOPE_EREJECT, len;
 
+  if (!best || !s) {
+    free(best);
+    free(s);
+    return KOPE_ENOMEM;
+  }
   for (i = 0; i < n; i++) {
     double v = compound_value(t, &mv[i], from_memory);
     if (v <= 0.0)
@@ -246,15 +265,18 @@ static int propose_move(tuner *t, const kope_ctx *ctx, const char *src, const ko
                         size_t nk, kope_proposal *out)
 {
   move *mv = calloc(nk * KOPE_MAX_KNOB_VALUES + 1, sizeof *mv);
-  size_t n = list_moves(t, ctx, k, nk, mv), i;
+  size_t n, i;
   int rc = KOPE_EREJECT, tries;
   char why[400];
 
+  if (!mv)
+    return KOPE_ENOMEM;
+  n = list_moves(t, ctx, k, nk, mv);
   qsort(mv, n, sizeof *mv, by_score);
   rc = propose_compound(t, mv, n, src, 1, out);
-  if (rc != KOPE_OK && t->total >= 3)
+  if (rc == KOPE_EREJECT && t->total >= 3)
     rc = propose_compound(t, mv, n, src, 0, out);
-  for (i = 0; i < n && rc != KOPE_OK; i++) {
+  for (i = 0; i < n && rc == KOPE_EREJECT; i++) {
     char *s = kope_knobs_apply(src, mv[i].k->name, mv[i].value, NULL);
     if (!s || was_tried(t, s)) {
       free(s);
@@ -262,10 +284,10 @@ static int propose_move(tuner *t, const kope_ctx *ctx, const char *src, const ko
     }
     snprintf(why, sizeof why, "UCB %.3f: prior mean %.3f from %.2f weighted records, %d own "
              "attempts of this move", mv[i].score, mv[i].prior_mean, mv[i].prior_n,
-             arm_get(t, mv[i].thought)->n);
+             arm_find(t, mv[i].thought)->n);
     rc = fill(out, s, mv[i].k, mv[i].value, mv[i].thought, why);
   }
-  for (tries = 0; rc != KOPE_OK && n >= 2 && tries < 64; tries++) {
+  for (tries = 0; rc == KOPE_EREJECT && n >= 2 && tries < 64; tries++) {
     size_t a = (size_t)kope_rng_int(&t->rng, 0, (int64_t)n - 1),
            b = (size_t)kope_rng_int(&t->rng, 0, (int64_t)n - 1);
     char *s1, *s2;
@@ -338,6 +360,8 @@ static int tuner_propose(kope_policy *p, const kope_ctx *ctx, kope_proposal *out
                         : propose_move(t, ctx, src, k, nk, out);
   if (rc == KOPE_EREJECT)
     kope_err_set(err, KOPE_EREJECT, "every reachable knob configuration has been tried");
+  else if (rc == KOPE_ENOMEM)
+    kope_err_nomem(err, "tuner moves");
   free(k);
   return rc;
 }
@@ -362,7 +386,8 @@ static void tuner_observe(kope_policy *p, const kope_ctx *ctx, const kope_propos
   t->total++;
   if (!o->thought_id || !*o->thought_id)
     return;
-  a = arm_get(t, o->thought_id);
+  if (!(a = arm_get(t, o->thought_id)))
+    return;
   a->n++;
   a->sum += o->correct ? (o->vs_incumbent > 0 ? o->vs_incumbent : 1.0) : 0.0;
 }
@@ -385,12 +410,15 @@ kope_policy *kope_policy_tuner_new(const kope_policy_opts *o, int random_search,
 {
   tuner *t = calloc(1, sizeof *t);
 
-  (void)err;
+  if (!t || !(t->tried = calloc(TUNER_MAX_TRIED, sizeof *t->tried))) {
+    free(t);
+    kope_err_nomem(err, "tuner");
+    return NULL;
+  }
   t->base.vt = random_search ? &random_vt : &tuner_vt;
   t->base.o = *o;
   snprintf(t->base.name, sizeof t->base.name, "%s", t->base.vt->kind);
   t->random_search = random_search;
   kope_rng_seed(&t->rng, o->seed ? o->seed : kope_rng_os_seed());
-  t->tried = calloc(TUNER_MAX_TRIED, sizeof *t->tried);
   return &t->base;
 }
