@@ -34,7 +34,7 @@ verdict() {
   expect_match "$(basename "$kern") reason" "$T/reason" "$rx"
 }
 
-verdict "$OPS/relu/seed.cl" 0 correct "all 9 cases correct"
+verdict "$OPS/relu/seed.cl" 0 correct "all 12 cases correct"
 expect_eq "candidate sealed after the warm-up (seccomp active)" \
   "$(json_get "'seccomp_bpf' in d['sandbox_layers']" 2>/dev/null)" "True"
 verdict "$K/relu_wrong.cl" 1 incorrect "expected 0"
@@ -98,5 +98,5 @@ expect_exit 0 "memory export --format json" -- "$KOPE" memory export --db "$T/o.
 expect_eq "the export carries every Case's device" \
   "$(python3 -c "import json; d=json.load(open('$T/o.json')); print(sorted(set(c['device'] for c in d['cases'])) == ['$DEV'])")" \
   True
-verdict "$T/best.cl" 0 correct "all 9 cases correct"
+verdict "$T/best.cl" 0 correct "all 12 cases correct"
 finish
