@@ -95,6 +95,13 @@ const char *kope_op_vendor_path(const kope_op *op);
 const char *kope_op_vendor_name(const kope_op *op);
 size_t kope_op_vendor_nlibs(const kope_op *op);
 const char *kope_op_vendor_lib(const kope_op *op, size_t i);
+/* The text of a trusted source of op (its reference or a vendor baseline,
+ * at path) as it is compiled: each `#include "../_vendor/NAME.h"` line
+ * replaced by that shared vendor helper (from the _vendor folder beside
+ * the operator's folder, else the shipped ops/_vendor), with #line
+ * directives; a file without one is returned as it is. Caller frees; NULL
+ * with err set (KOPE_EINPUT naming file:line for an unknown helper). */
+char *kope_op_trusted_source(const kope_op *op, const char *path, kope_err *err);
 
 /* Linker flag for a vendor library name ("openblas" -> "-lopenblas"), or
  * NULL when the name is not one kope links (openblas, dnnl, m). */

@@ -64,7 +64,7 @@ static int build_trusted(kope_evaluator *ev, kope_build_role role, const char *p
                          kope_build_out *out, kope_err *err)
 {
   kope_build_req req;
-  char *src = kope_file_read(path, NULL, err);
+  char *src = kope_op_trusted_source(ev->op, path, err);
   int rc;
 
   if (!src)
