@@ -31,6 +31,7 @@
 #ifndef KOPE_MEM_H
 #define KOPE_MEM_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "kope/core.h"
@@ -64,7 +65,7 @@ void kope_db_close(kope_db *db);
 const char *kope_db_path(const kope_db *db);      /* owned by db */
 const char *kope_db_uuid(const kope_db *db);      /* this store's identity */
 int kope_db_schema_version(const kope_db *db);
-const char *kope_db_engine(const kope_db *db);    /* "sqlite" */
+const char *kope_db_engine(const kope_db *db);    /* "sqlite" or "postgresql" */
 
 /* Group several writes into one transaction (bulk loads, imports). Writes
  * made inside are durable only once kope_db_commit returns KOPE_OK; a
@@ -213,6 +214,17 @@ int kope_mem_case_get(kope_db *db, int64_t id, int flags, kope_mem_case *out,
 /* One line describing a Case (id, op, target, step, label, r, d, c,
  * thought, verdict, speedup or error). Caller frees. */
 char *kope_mem_case_summary(const kope_mem_case *c);
+
+enum kope_mem_json_flags {
+  KOPE_MEM_JSON_BRIEF = 1,   /* only the fields a listing shows */
+  KOPE_MEM_JSON_CODE = 2     /* also the kernel sources that are loaded
+                                (code_before, code_after, diff) */
+};
+/* The JSON object of a Case, exactly as kope_mem_export writes it in
+ * "cases" (every field of the Case in the same order and form, the
+ * thought's fields under "thought"), without the export's uid links
+ * (prev_uid, session_uid). New reference; NULL when out of memory. */
+json_t *kope_mem_case_json(const kope_mem_case *c, int flags);
 
 /* Exact-match filters; NULL / 0 fields are not applied. */
 typedef struct kope_mem_filter {

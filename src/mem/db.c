@@ -1,5 +1,7 @@
 /*
- * kope_db: opening a store (picking the engine from the path), the
+ * kope_db: opening a store (picking the engine from the path: a
+ * postgresql:// or postgres:// URL is the PostgreSQL engine, anything else
+ * an SQLite file; no path means $KOPE_DB, else the default file), the
  * transaction calls and the thin public wrappers that forward to the
  * engine. Everything engine-neutral that is more than a forward lives in
  * case.c, digest.c, retrieve.c, export.c and import.c.
@@ -22,19 +24,19 @@ kope_db *kope_db_open(const char *path, int flags, kope_err *err)
     kope_err_set(err, KOPE_EINTERNAL, "out of memory");
     goto fail;
   }
+  if ((!path || !*path) && getenv("KOPE_DB") && *getenv("KOPE_DB"))
+    path = getenv("KOPE_DB");
   if (!path || !*path) {
     home = kope_home_dir();
     db->path = kope_path_join(home, "kope.db");
+  } else if (is_server_url(path)) {
+    db->path = kope_pg_mask_url(path);   /* never show a password */
   } else {
     db->path = kope_strdup(path);
   }
-  if (is_server_url(db->path)) {
-    kope_err_set(err, KOPE_EENV, "%s: the PostgreSQL memory engine is not built into this "
-                 "kope; use an SQLite file path", db->path);
-    goto fail;
-  }
-  db->eng = &kope_mem_sqlite_engine;
-  if (db->eng->open(db->path, flags, &db->impl, err) != KOPE_OK)
+  db->eng = is_server_url(db->path) ? &kope_mem_pg_engine : &kope_mem_sqlite_engine;
+  if (db->eng->open(db->eng == &kope_mem_pg_engine ? path : db->path, flags, &db->impl,
+                    err) != KOPE_OK)
     goto fail;
   free(home);
   return db;

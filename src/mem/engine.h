@@ -155,6 +155,9 @@ typedef struct mem_engine {
 } mem_engine;
 
 extern const mem_engine kope_mem_sqlite_engine;
+extern const mem_engine kope_mem_pg_engine;   /* pg_open.c */
+/* The URL with its password masked (pg_open.c); caller frees. */
+char *kope_pg_mask_url(const char *url);
 
 struct kope_db {
   const mem_engine *eng;

@@ -1,0 +1,305 @@
+/*
+ * PostgreSQL engine: retrieval queries. The best Cases of one label under
+ * exact filters (the rank indexes of case_scores, scanned best-first),
+ * full-text search with PostgreSQL's own tsvector/tsquery over mem_docs
+ * (GIN index), failures sharing an error signature, and the Case that
+ * fixed a failure.
+ *
+ * Ranking: the SQLite engine hands out bm25 scores (lower is better). This
+ * engine ranks with ts_rank (higher is better) and hands out its negation,
+ * -ts_rank, so "lower is better" holds for both engines and callers sort
+ * the same way; the values themselves are not comparable across engines.
+ *
+ * Query terms are the words mem_terms finds; each becomes
+ * phraseto_tsquery('simple', term) (a parameter, so no text can inject
+ * query syntax; a term with '_' is parsed by the same parser as the
+ * documents, into a phrase). A search (all terms) ANDs them and ranks every
+ * match. A relevance query (the agent's retrieval) works like the SQLite
+ * engine's: stopwords are dropped, each term's matches are counted up to a
+ * cap (cached per handle), and the rarest terms are ORed while their
+ * matches fit a row budget; when even the rarest matches more, its newest
+ * budget-many matches are ranked (recent experience first).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mem/pg.h"
+
+#define MAX_TERMS 10     /* distinct non-stopword terms considered */
+#define OR_TERMS 6       /* terms ORed into one relevance query */
+#define ROW_BUDGET 120   /* rows ranked per relevance query */
+#define PROBE_CAP 1000   /* matches counted per term (to find the rarest) */
+
+/* ---- exact filters ---------------------------------------------------- */
+
+int pg_top(void *impl, const kope_mem_filter *f, int label, size_t k, mem_ids *out,
+           kope_err *err)
+{
+  pg *s = impl;
+  pg_par p = {0};
+  PGresult *r = NULL;
+  kope_buf sql;
+  int rc, i;
+
+  if (k == 0)
+    return KOPE_OK;
+  kope_buf_init(&sql, 0);
+  kope_buf_puts(&sql, "SELECT s.id FROM case_scores s");
+  if (f->verdict || f->session_id)
+    kope_buf_puts(&sql, " JOIN cases c ON c.id = s.id");
+  kope_buf_printf(&sql, " WHERE s.label = $%d", pg_par_i64(&p, label));
+  pg_filter_sql(f, 1, &sql, &p);
+  kope_buf_printf(&sql, " ORDER BY s.rank DESC, s.id DESC LIMIT $%d",
+                  pg_par_i64(&p, (int64_t)k));
+  rc = pg_run(s, sql.data, &p, &r, "retrieving Cases", err);
+  kope_buf_release(&sql);
+  for (i = 0; rc == KOPE_OK && i < PQntuples(r); i++)
+    mem_ids_push(out, pg_i64(r, i, 0));
+  PQclear(r);
+  return rc;
+}
+
+/* ---- full text ---------------------------------------------------------- */
+
+typedef struct term {
+  const char *w;
+  int64_t df;
+} term;
+
+static int is_stopword(const char *w)
+{
+  static const char *const stop[] = {
+    "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "in",
+    "into", "is", "it", "its", "of", "on", "or", "that", "the", "then", "this", "to", "was",
+    "were", "will", "with", "we", "our", "uses", "use", "using", "than", "so", "if", NULL};
+  size_t i;
+
+  for (i = 0; stop[i]; i++)
+    if (!strcmp(w, stop[i]))
+      return 1;
+  return 0;
+}
+
+static pg_df *df_slot(pg *s, const char *w)
+{
+  uint32_t h = 2166136261u;
+  const unsigned char *q;
+
+  if (!s->df && !(s->df = calloc(PG_DF_SLOTS, sizeof *s->df)))
+    return NULL;
+  for (q = (const unsigned char *)w; *q; q++)
+    h = (h ^ *q) * 16777619u;
+  return &s->df[h % PG_DF_SLOTS];
+}
+
+/* Count (up to PROBE_CAP) the matches of the terms not in the cache, in
+ * one statement. */
+static int probe_terms(pg *s, term *t, size_t n, kope_err *err)
+{
+  kope_buf arr;
+  pg_par p = {0};
+  PGresult *r = NULL;
+  size_t i, missing = 0;
+  double now = kope_now();
+  int rc = KOPE_OK, row;
+
+  kope_buf_init(&arr, 0);
+  kope_buf_puts(&arr, "{");
+  for (i = 0; i < n; i++) {
+    pg_df *slot = df_slot(s, t[i].w);
+    if (slot && !strcmp(slot->term, t[i].w) && now - slot->at < PG_DF_TTL) {
+      t[i].df = slot->df;
+      continue;
+    }
+    t[i].df = -1;   /* terms hold only word characters: safe in an array literal */
+    kope_buf_printf(&arr, "%s%s", missing++ ? "," : "", t[i].w);
+  }
+  kope_buf_puts(&arr, "}");
+  if (missing) {
+    pg_par_text(&p, arr.data);
+    pg_par_i64(&p, PROBE_CAP);
+    rc = pg_run(s, "SELECT w, (SELECT count(*) FROM (SELECT 1 FROM mem_docs WHERE tsv @@ "
+                "phraseto_tsquery('simple', w) LIMIT $2) x) FROM unnest($1::text[]) w", &p, &r,
+                "searching", err);
+  }
+  for (row = 0; rc == KOPE_OK && missing && row < PQntuples(r); row++) {
+    const char *w = PQgetvalue(r, row, 0);
+    int64_t df = pg_i64(r, row, 1);
+    pg_df *slot = df_slot(s, w);
+    for (i = 0; i < n; i++)
+      if (t[i].df < 0 && !strcmp(t[i].w, w))
+        t[i].df = df;
+    if (slot && df > 0) {
+      snprintf(slot->term, sizeof slot->term, "%s", w);
+      slot->df = df;
+      slot->at = now;
+    }
+  }
+  PQclear(r);
+  kope_buf_release(&arr);
+  return rc;
+}
+
+static int cmp_df(const void *a, const void *b)
+{
+  const term *x = a, *y = b;
+  return (x->df > y->df) - (x->df < y->df);
+}
+
+/* The rarest terms that occur at all, as many as fit the budget. */
+static int pick_terms(pg *s, term *t, size_t *n, kope_err *err)
+{
+  size_t i, kept = 0;
+  int64_t total = 0;
+  int rc = probe_terms(s, t, *n, err);
+
+  if (rc != KOPE_OK)
+    return rc;
+  qsort(t, *n, sizeof *t, cmp_df);
+  for (i = 0; i < *n && kept < OR_TERMS; i++) {
+    if (t[i].df <= 0)
+      continue;
+    if (kept > 0 && total + t[i].df > ROW_BUDGET)
+      break;
+    total += t[i].df;
+    t[kept++] = t[i];
+  }
+  *n = kept;
+  return KOPE_OK;
+}
+
+/* The tsquery expression over parameters; 0 terms: nothing to search. */
+static size_t build_query(pg *s, const char *text, int all_terms, char words[][48],
+                          kope_buf *q, pg_par *p, int *rc, kope_err *err)
+{
+  term t[MAX_TERMS];
+  size_t nw = mem_terms(text, words, MAX_TERMS * 2), n = 0, i;
+
+  *rc = KOPE_OK;
+  for (i = 0; i < nw && n < MAX_TERMS; i++)
+    if (all_terms || !is_stopword(words[i]))
+      t[n++].w = words[i];
+  if (!all_terms && n > 0 && (*rc = pick_terms(s, t, &n, err)) != KOPE_OK)
+    return 0;
+  for (i = 0; i < n; i++)
+    kope_buf_printf(q, "%sphraseto_tsquery('simple', $%d)", i ? (all_terms ? " && " : " || ")
+                                                            : "", pg_par_text(p, t[i].w));
+  return n;
+}
+
+static int push_hit(mem_hit **hits, size_t *n, size_t *cap, mem_hit h)
+{
+  if (*n == *cap) {
+    size_t c = *cap ? 2 * *cap : 32;
+    mem_hit *v = realloc(*hits, c * sizeof *v);
+    if (!v)
+      return -1;
+    *hits = v;
+    *cap = c;
+  }
+  (*hits)[(*n)++] = h;
+  return 0;
+}
+
+/* Best (lowest) score first, newer first on ties. */
+static int cmp_hit(const void *a, const void *b)
+{
+  const mem_hit *x = a, *y = b;
+  int64_t rx = x->id * 4 + x->kind, ry = y->id * 4 + y->kind;
+
+  if (x->score != y->score)
+    return x->score < y->score ? -1 : 1;
+  return (rx < ry) - (rx > ry);
+}
+
+int pg_text(void *impl, const char *text, int all_terms, size_t limit, mem_hit **hits,
+            size_t *n, kope_err *err)
+{
+  pg *s = impl;
+  char words[MAX_TERMS * 2][48];
+  pg_par p = {0};
+  PGresult *r = NULL;
+  kope_buf q, sql;
+  size_t cap = 0, nt;
+  int rc, i;
+
+  *hits = NULL;
+  *n = 0;
+  kope_buf_init(&q, 0);
+  kope_buf_init(&sql, 0);
+  nt = build_query(s, text, all_terms, words, &q, &p, &rc, err);
+  if (rc != KOPE_OK || nt == 0)
+    goto out;
+  /* documents come newest first; a journal's Case rides along */
+  kope_buf_printf(&sql, "SELECT d.kind, d.id, d.case_id, -ts_rank(d.tsv, x.q) FROM "
+                  "(SELECT %s AS q) x, LATERAL (SELECT * FROM mem_docs WHERE tsv @@ x.q "
+                  "ORDER BY rid DESC LIMIT $%d) d", q.data,
+                  pg_par_i64(&p, all_terms ? (int64_t)1000000000 : ROW_BUDGET));
+  if ((rc = pg_run(s, sql.data, &p, &r, "searching", err)) != KOPE_OK)
+    goto out;
+  for (i = 0; i < PQntuples(r); i++) {
+    mem_hit h;
+    h.kind = (int)pg_i64(r, i, 0);
+    h.id = pg_i64(r, i, 1);
+    h.case_id = pg_i64(r, i, 2);
+    h.score = pg_dbl(r, i, 3, 0.0);
+    if (push_hit(hits, n, &cap, h) != 0) {
+      rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+      goto out;
+    }
+  }
+  if (*n > 0)
+    qsort(*hits, *n, sizeof **hits, cmp_hit);
+  if (*n > limit)
+    *n = limit;
+out:
+  PQclear(r);
+  kope_buf_release(&q);
+  kope_buf_release(&sql);
+  if (rc != KOPE_OK) {
+    free(*hits);
+    *hits = NULL;
+    *n = 0;
+  }
+  return rc;
+}
+
+/* ---- error-driven ------------------------------------------------------- */
+
+int pg_err_cases(void *impl, const char *sig, const kope_mem_filter *f, size_t limit,
+                 mem_ids *out, kope_err *err)
+{
+  pg *s = impl;
+  pg_par p = {0};
+  PGresult *r = NULL;
+  kope_buf sql;
+  int rc, i;
+
+  kope_buf_init(&sql, 0);
+  kope_buf_printf(&sql, "SELECT c.id FROM cases c JOIN case_scores s ON s.id = c.id WHERE "
+                  "c.err_sig = $%d", pg_par_text(&p, sig));
+  pg_filter_sql(f, 1, &sql, &p);
+  kope_buf_printf(&sql, " ORDER BY c.id DESC LIMIT $%d", pg_par_i64(&p, (int64_t)limit));
+  rc = pg_run(s, sql.data, &p, &r, "matching errors", err);
+  kope_buf_release(&sql);
+  for (i = 0; rc == KOPE_OK && i < PQntuples(r); i++)
+    mem_ids_push(out, pg_i64(r, i, 0));
+  PQclear(r);
+  return rc;
+}
+
+int pg_fix_of(void *impl, int64_t failed_id, int64_t *fix_id, kope_err *err)
+{
+  pg_par p = {0};
+  int rc;
+
+  pg_par_i64(&p, failed_id);
+  rc = pg_int(impl, "SELECT c.id FROM cases c JOIN case_scores s ON s.id = c.id WHERE "
+              "c.prev_id = $1 AND c.verdict = 'correct' AND c.correct = 1 "
+              "ORDER BY s.rank DESC, c.id LIMIT 1", &p, fix_id, err);
+  if (rc == KOPE_OK && *fix_id == 0)
+    rc = pg_int(impl, "SELECT n.id FROM cases f JOIN cases n ON n.session_id = f.session_id "
+                "AND n.step > f.step WHERE f.id = $1 AND n.verdict = 'correct' AND "
+                "n.correct = 1 ORDER BY n.step, n.id LIMIT 1", &p, fix_id, err);
+  return rc;
+}
