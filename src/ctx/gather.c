@@ -63,6 +63,35 @@ static void args_text(const kope_op *op, kope_buf *b)
                    "positions must match the reference exactly; integer outputs must be equal.\n");
 }
 
+/* The bytes of one buffer set of case c (every input and output buffer),
+ * 0 when the case does not bind. */
+static double case_set_bytes(const kope_op *op, size_t c)
+{
+  kope_case_bind cb;
+  kope_err err;
+  double bytes = 0;
+  size_t i;
+
+  if (kope_op_bind(op, c, &cb, &err) != KOPE_OK)
+    return 0;
+  for (i = 0; i < kope_op_nargs(op); i++) {
+    const kope_arg *a = kope_op_arg(op, i);
+    if (a->role == KOPE_ROLE_IN || a->role == KOPE_ROLE_OUT)
+      bytes += (double)cb.count[i] * (double)kope_dtype_size(a->dtype);
+  }
+  return bytes;
+}
+
+static void set_text(const kope_op *op, size_t c, kope_buf *b)
+{
+  double bytes = case_set_bytes(op, c);
+
+  if (bytes >= 1 << 20)
+    kope_buf_printf(b, "; one buffer set (inputs + outputs) %.1f MiB", bytes / (1 << 20));
+  else if (bytes > 0)
+    kope_buf_printf(b, "; one buffer set (inputs + outputs) %.1f KiB", bytes / 1024);
+}
+
 static void cases_text(const kope_op *op, kope_buf *b)
 {
   size_t i, nperf = 0, ncheck = 0;
@@ -75,9 +104,12 @@ static void cases_text(const kope_op *op, kope_buf *b)
   for (i = 0; i < kope_op_ncases(op); i++) {
     char *label = kope_op_case_label(op, i);
     const char *src = kope_op_case_source(op, i);
-    kope_buf_printf(b, "- case %zu %s %s: %s%s%s\n", i, kope_op_case_name(op, i), label,
+    kope_buf_printf(b, "- case %zu %s %s: %s%s%s", i, kope_op_case_name(op, i), label,
                     kope_op_case_timed(op, i) ? "perf" : "check (correctness only, never timed)",
                     *src ? "; shape from " : "", src);
+    if (kope_op_case_timed(op, i))
+      set_text(op, i, b);
+    kope_buf_puts(b, "\n");
     free(label);
   }
 }
@@ -92,9 +124,13 @@ static void spec_text(const kope_op *op, kope_buf *b)
   args_text(op, b);
   cases_text(op, b);
   kope_buf_puts(b, "\nTiming (perf cases, after every case passed): warmed-up calls in "
-                   "batches that rotate over several buffer sets with different contents; "
+                   "batches that rotate over up to 4 buffer sets with different contents (fewer "
+                   "when 4 sets of the largest case exceed 512 MiB), so a working set of 4 "
+                   "sets must fit a cache level to stay in it between calls; "
                    "outputs are poisoned (NaN) before calls and checked in sampled rounds; "
-                   "OpenMP threads = all cores, one pinned per CPU; candidate, reference and "
+                   "OpenMP threads = all cores, one pinned per CPU (OMP_PROC_BIND=false, "
+                   "GOMP_SPINCOUNT=10000: idle threads sleep soon after a region, so "
+                   "waking them costs microseconds); candidate, reference and "
                    "incumbent interleaved in rounds; a case's speedup is the median of the "
                    "per-round time ratios with a ~95% confidence interval, the operator's "
                    "the geometric mean over perf cases.\n");

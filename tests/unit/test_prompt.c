@@ -258,8 +258,9 @@ static void test_spec(void **state)
   assert_non_null(strstr(user, "NaN and Inf positions must match"));
   assert_non_null(strstr(user, "- x: in f32 [rows x cols], normal(mean 0, std 1)"));
   assert_non_null(strstr(user, "median of the per-round time ratios"));
-  assert_non_null(strstr(user, "rotate over several buffer sets"));
+  assert_non_null(strstr(user, "rotate over up to 4 buffer sets"));
   assert_non_null(strstr(user, "one pinned per CPU"));
+  assert_non_null(strstr(user, "GOMP_SPINCOUNT=10000"));
   for (i = 0; i < kope_op_ncases(f->op); i++) {
     char *label = kope_op_case_label(f->op, i);
     const char *src = kope_op_case_source(f->op, i);
@@ -268,6 +269,22 @@ static void test_spec(void **state)
     assert_non_null(strstr(user, line));
     if (*src)
       assert_non_null(strstr(user, src));
+    if (kope_op_case_timed(f->op, i)) {   /* softmax: x and y, rows x cols f32 each */
+      kope_case_bind cb;
+      kope_err err;
+      double mib;
+      char *set, *end = strstr(strstr(user, line), "\n");
+      assert_int_equal(kope_op_bind(f->op, i, &cb, &err), KOPE_OK);
+      mib = 2.0 * 4.0 * (double)cb.ival[2] * (double)cb.ival[3] / (1 << 20);
+      set = mib >= 1 ? kope_sprintf("one buffer set (inputs + outputs) %.1f MiB", mib)
+                     : kope_sprintf("one buffer set (inputs + outputs) %.1f KiB", mib * 1024);
+      assert_non_null(strstr(strstr(user, line), set));
+      assert_true(strstr(strstr(user, line), set) < end);
+      free(set);
+    } else {   /* a check case's line names no buffer set */
+      const char *at = strstr(user, line), *end = strchr(at, '\n'), *set = strstr(at, "one buffer set");
+      assert_true(!set || set > end);
+    }
     nperf += kope_op_case_timed(f->op, i) != 0;
     free(line);
     free(label);
