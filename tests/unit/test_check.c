@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "kope_test.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,19 +18,6 @@
 #include "eval/eval_int.h"
 
 static kope_op *g_relu, *g_matmul;
-
-static char *ops_dir(void)
-{
-  const char *src = getenv("KOPE_SRC");
-
-  return kope_path_join(src && *src ? src : KOPE_SOURCE_DIR, "ops");
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-  if (!strstr(hay, needle))
-    fail_msg("expected \"%s\" in \"%s\"", needle, hay);
-}
 
 static size_t case_named(const kope_op *op, const char *name)
 {
@@ -872,7 +860,7 @@ static void test_hash(void **state)
 
 static int setup(void **state)
 {
-  char *dir = ops_dir();
+  char *dir = kt_ops_dir();
   kope_err err = {0, ""};
 
   (void)state;

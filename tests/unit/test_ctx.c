@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "kope_test.h"
 #include "kope/core.h"
 #include "kope/ctx.h"
 #include "kope/mem.h"
@@ -59,10 +60,9 @@ static int setup(void **state)
 {
   fx *f = calloc(1, sizeof *f);
   kope_err err = {0};
-  char *path, *ops = kope_path_join(getenv("KOPE_SRC"), "ops");
+  char *path, *ops = kt_ops_dir();
 
-  snprintf(f->dir, sizeof f->dir, "/tmp/kope-ctxtest-XXXXXX");
-  assert_non_null(mkdtemp(f->dir));
+  kt_tmpdir(f->dir, sizeof f->dir, "ctxtest");
   path = kope_path_join(f->dir, "kope.db");
   f->db = kope_db_open(path, 0, &err);
   assert_non_null(f->db);

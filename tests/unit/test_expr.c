@@ -15,6 +15,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "kope_test.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,12 +76,6 @@ static const char *bad(const char *text)
   assert_int_equal(v, 424242);
   assert_true(msg[0] != '\0');
   return msg;
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-  if (!strstr(hay, needle))
-    fail_msg("expected \"%s\" in \"%s\"", needle, hay);
 }
 
 static void test_literals_and_precedence(void **state)

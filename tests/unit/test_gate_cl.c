@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "kope_test.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,23 +26,11 @@
 
 static kope_op *g_relu, *g_add;
 
-static kope_op *load(const char *name)
-{
-  char *dir = kope_path_join(getenv("KOPE_SRC") ? getenv("KOPE_SRC") : ".", "ops");
-  kope_err err = {0, ""};
-  kope_op *op = kope_op_load(name, dir, &err);
-
-  free(dir);
-  if (!op)
-    fail_msg("cannot load %s: %s", name, err.msg);
-  return op;
-}
-
 static int setup(void **state)
 {
   (void)state;
-  g_relu = load("relu");
-  g_add = load("add");
+  g_relu = kt_op_load("relu");
+  g_add = kt_op_load("add");
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "kope_test.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,18 +28,6 @@
 #define KERNEL "__global__ void relu(const float *__restrict__ x, float *y, long long n)\n"
 #define BODY "{\n  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n" \
              "  if (i < n) y[i] = x[i] > 0 ? x[i] : 0;\n}\n"
-
-static kope_op *load(const char *name)
-{
-  char *dir = kope_path_join(getenv("KOPE_SRC") ? getenv("KOPE_SRC") : ".", "ops");
-  kope_err err = {0, ""};
-  kope_op *op = kope_op_load(name, dir, &err);
-
-  free(dir);
-  if (!op)
-    fail_msg("cannot load %s: %s", name, err.msg);
-  return op;
-}
 
 static void passes(const kope_op *op, const char *src)
 {
@@ -60,7 +49,7 @@ static void refused(const kope_op *op, const char *src, const char *needle)
 
 static void legit_constructs(void **state)
 {
-  kope_op *op = load("relu");
+  kope_op *op = kt_op_load("relu");
 
   (void)state;
   passes(op, HEAD KERNEL BODY);
@@ -85,7 +74,7 @@ static void legit_constructs(void **state)
 
 static void host_code_and_state(void **state)
 {
-  kope_op *op = load("relu");
+  kope_op *op = kt_op_load("relu");
 
   (void)state;
   refused(op, HEAD "float g(float v) { return v; }\n" KERNEL BODY, "host function 'g'");
@@ -120,7 +109,7 @@ static void host_code_and_state(void **state)
 
 static void io_directives_macros(void **state)
 {
-  kope_op *op = load("relu");
+  kope_op *op = kt_op_load("relu");
 
   (void)state;
   refused(op, "#include <cuda_fp16.h>\n" HEAD KERNEL BODY, "#include");
@@ -143,7 +132,7 @@ static void io_directives_macros(void **state)
 
 static void kernel_and_launch(void **state)
 {
-  kope_op *op = load("relu");
+  kope_op *op = kt_op_load("relu");
 
   (void)state;
   refused(op, HEAD "__device__ float g(float v) { return v; }\n", "no __global__ kernel");
@@ -166,7 +155,7 @@ static void kernel_and_launch(void **state)
 
 static void shim_translation(void **state)
 {
-  kope_op *relu = load("relu"), *rms = load("rms_norm");
+  kope_op *relu = kt_op_load("relu"), *rms = kt_op_load("rms_norm");
   kope_err err = {0, ""};
   char *decl = kope_cuda_kernel_decl(rms), *shim;
 

@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "kope_test.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +27,6 @@ static const char *const g_src =
   "  #  define VEC 8  /* @knob layer=vectorize values=0,8,16 \"vector width\" */\n"  /* 7 */
   "#define PLAIN 64\n"                                                               /* 8 */
   "void f(float *y) { y[0] = BLOCK * VEC * PAR * PLAIN; }\n";                        /* 9 */
-
-static void assert_contains(const char *hay, const char *needle)
-{
-  if (!strstr(hay, needle))
-    fail_msg("expected \"%s\" in \"%s\"", needle, hay);
-}
 
 static void test_parse(void **state)
 {
@@ -354,16 +349,9 @@ static void test_crlf(void **state)
   free(out);
 }
 
-static char *ops_dir(void)
-{
-  const char *src = getenv("KOPE_SRC");
-
-  return kope_path_join(src && *src ? src : KOPE_SOURCE_DIR, "ops");
-}
-
 static void test_shipped_seeds(void **state)
 {
-  char *dir = ops_dir(), **names = NULL;
+  char *dir = kt_ops_dir(), **names = NULL;
   size_t nops = 0, i, j, v;
   kope_err err = {0, ""};
 

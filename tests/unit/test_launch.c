@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "kope_test.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,24 +23,6 @@
 static const char *const g_ocl_keys[] = {"global", "local", NULL};
 static const char *const g_ocl_req[] = {"global", NULL};
 static const char *const g_cuda_keys[] = {"grid", "block", "shared", NULL};
-
-static kope_op *load(const char *name)
-{
-  char *dir = kope_path_join(getenv("KOPE_SRC") ? getenv("KOPE_SRC") : ".", "ops");
-  kope_err err = {0, ""};
-  kope_op *op = kope_op_load(name, dir, &err);
-
-  free(dir);
-  if (!op)
-    fail_msg("cannot load %s: %s", name, err.msg);
-  return op;
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-  if (!strstr(hay, needle))
-    fail_msg("expected \"%s\" in \"%s\"", needle, hay);
-}
 
 /* Parse src for op; expect failure and return the message. */
 static const char *bad(const kope_op *op, const char *src)
@@ -67,7 +50,7 @@ static kope_case_bind bind_n(const kope_op *op, int64_t n)
 
 static void test_relu_geometry(void **state)
 {
-  kope_op *op = load("relu");
+  kope_op *op = kt_op_load("relu");
   const char *src =
     "#define WG 64     // @knob layer=parallel values=32,64 \"wg\"\n"
     "#define EPT 4     // @knob layer=tiling values=1,4 \"ept\"\n"
@@ -119,7 +102,7 @@ static void test_relu_geometry(void **state)
 
 static void test_two_dims(void **state)
 {
-  kope_op *op = load("add");
+  kope_op *op = kt_op_load("add");
   const char *src =
     "#define WG 128 // @knob layer=parallel values=32,128 \"wg\"\n"
     "// @launch global=rup(cdiv(cols, 4*2), WG), rows local=WG,1\n";
@@ -163,7 +146,7 @@ static void test_two_dims(void **state)
 
 static void test_errors(void **state)
 {
-  kope_op *op = load("relu");
+  kope_op *op = kt_op_load("relu");
   kope_launch l;
   kope_err err = {0, ""};
   kope_case_bind b;

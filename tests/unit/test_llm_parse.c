@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "kope_test.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +24,6 @@
 #define PARALLEL "#include <stdint.h>\nvoid relu(const float *x, float *y, int64_t n)\n{\n" \
                  "#pragma omp parallel for\n  for (int64_t i = 0; i < n; i++)\n" \
                  "    y[i] = x[i] > 0 ? x[i] : 0;\n}\n"
-
-static void assert_contains(const char *hay, const char *needle)
-{
-  if (!hay || !strstr(hay, needle))
-    fail_msg("expected \"%s\" in \"%s\"", needle, hay ? hay : "(null)");
-}
 
 static void test_shape(void **state)
 {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "kope_test.h"
 #include "kope/core.h"
 #include "kope/mem.h"
 
@@ -37,8 +38,7 @@ static int setup(void **state)
   kope_err err = {0};
   char *path;
 
-  snprintf(f->dir, sizeof f->dir, "/tmp/kope-memtest-XXXXXX");
-  assert_non_null(mkdtemp(f->dir));
+  kt_tmpdir(f->dir, sizeof f->dir, "memtest");
   path = in_dir(f, "kope.db");
   f->db = kope_db_open(path, 0, &err);
   free(path);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "kope_test.h"
 #include <sqlite3.h>
 #include "kope/core.h"
 #include "kope/mem.h"
@@ -34,8 +35,7 @@ static int setup(void **state)
   fx *f = calloc(1, sizeof *f);
   kope_err err = {0};
 
-  snprintf(f->dir, sizeof f->dir, "/tmp/kope-memtest-XXXXXX");
-  assert_non_null(mkdtemp(f->dir));
+  kt_tmpdir(f->dir, sizeof f->dir, "memtest");
   f->path = kope_path_join(f->dir, "sub/kope.db");   /* parent made by open */
   f->db = kope_db_open(f->path, 0, &err);
   assert_non_null(f->db);

@@ -16,15 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "kope_test.h"
 #include "kope/core.h"
 #include "kope/op.h"
-
-static char *ops_dir(void)
-{
-  const char *src = getenv("KOPE_SRC");
-
-  return kope_path_join(src && *src ? src : KOPE_SOURCE_DIR, "ops");
-}
 
 static size_t count(const char *hay, const char *needle)
 {
@@ -46,7 +40,7 @@ static void write_file(const char *path, const char *text)
 
 static void test_shipped_helper(void **state)
 {
-  char *dir = ops_dir(), dtmp[] = "/tmp/kope-trusted-XXXXXX", *src, *path, *cmd;
+  char *dir = kt_ops_dir(), dtmp[] = "/tmp/kope-trusted-XXXXXX", *src, *path, *cmd;
   kope_err err = {0, ""};
   kope_op *op = kope_op_load("amax", dir, &err);
 
@@ -77,7 +71,7 @@ static void test_shipped_helper(void **state)
 
 static void test_unchanged(void **state)
 {
-  char *dir = ops_dir(), *src, *plain;
+  char *dir = kt_ops_dir(), *src, *plain;
   kope_err err = {0, ""};
   kope_op *op = kope_op_load("relu", dir, &err);
 
@@ -98,7 +92,7 @@ static void test_unchanged(void **state)
 /* A copy of relu in root/ops/relu with root/ops/_vendor/mine.h. */
 static kope_op *local_op(const char *root)
 {
-  char *dir = ops_dir();
+  char *dir = kt_ops_dir();
   char *cmd = kope_sprintf("mkdir -p %s/ops/_vendor && cp -r %s/relu %s/ops/", root, dir, root);
   char *h = kope_sprintf("%s/ops/_vendor/mine.h", root), *d = kope_sprintf("%s/ops", root);
   kope_err err = {0, ""};

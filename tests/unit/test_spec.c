@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "kope_test.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,19 +22,6 @@
 
 static char g_root[64];   /* mkdtemp scratch directory */
 static int g_seq;         /* one sub-folder per generated operator */
-
-static char *ops_dir(void)
-{
-  const char *src = getenv("KOPE_SRC");
-
-  return kope_path_join(src && *src ? src : KOPE_SOURCE_DIR, "ops");
-}
-
-static void assert_contains(const char *hay, const char *needle)
-{
-  if (!strstr(hay, needle))
-    fail_msg("expected \"%s\" in \"%s\"", needle, hay);
-}
 
 /* ---- shipped operators ---- */
 
@@ -51,7 +39,7 @@ static const struct {
 
 static void test_shipped_prototypes(void **state)
 {
-  char *dir = ops_dir();
+  char *dir = kt_ops_dir();
   size_t i;
 
   (void)state;
@@ -72,7 +60,7 @@ static void test_shipped_prototypes(void **state)
 
 static void test_shipped_cases(void **state)
 {
-  char *dir = ops_dir();
+  char *dir = kt_ops_dir();
   size_t i, c, a;
 
   (void)state;
@@ -116,7 +104,7 @@ static void test_shipped_cases(void **state)
 
 static void test_shipped_details(void **state)
 {
-  char *dir = ops_dir();
+  char *dir = kt_ops_dir();
   kope_err err = {0, ""};
   kope_op *op;
   kope_case_bind b;
@@ -685,7 +673,7 @@ static void test_reject_json(void **state)
 static void test_uniform_dist(void **state)
 {
   char *text = mutate("args[0].dist", "{\"kind\": \"uniform\", \"lo\": -2, \"hi\": 3}");
-  char *dir = make_op("toy", text, F_ALL), *ops = ops_dir();
+  char *dir = make_op("toy", text, F_ALL), *ops = kt_ops_dir();
   kope_err err = {0, ""};
   kope_op *op = kope_op_load(dir, NULL, &err);
   kope_arg toy, mm;
