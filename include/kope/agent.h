@@ -53,6 +53,7 @@ typedef struct kope_opt_opts {
   const char *op;            /* operator name or folder (ignored on resume) */
   const char *ops_dir;
   const char *target;        /* "cpu" */
+  const char *device;        /* the target's device (kope_target_opts.device); NULL default */
   const char *policy;        /* tuner | random | llm | llm+tuner */
   kope_policy_opts pol;
   const char *db_path;       /* NULL: default store */

@@ -53,6 +53,8 @@ const char *kope_verdict_name(kope_verdict v);
 
 typedef struct kope_eval_opts {
   const char *target;      /* "cpu" */
+  const char *device;      /* the target's device (kope_target_opts.device); NULL default */
+  const char *cuda_arch;   /* cuda architectures (kope_target_opts.cuda_arch); NULL default */
   int seeds;               /* fresh input seeds per case (>= 5 by default) */
   uint64_t seed;           /* 0: fresh from the OS every evaluation */
   int threads;             /* OMP threads for candidate/vendor; 0 = all */

@@ -118,15 +118,22 @@ typedef struct kope_op_vendor {
   const char *libs[KOPE_OP_VENDOR_MAX_LIBS];
 } kope_op_vendor;
 
-/* The vendor baseline written for a target's language, or NULL when the
- * operator has none for it: "cpu" -> the spec's "vendor" (C), "cuda" ->
- * "vendor_cuda" (CUDA C++ host code calling cuBLAS/cuDNN); any other
- * target -> NULL (the opencl target borrows the C baseline, see eval.c). */
-const kope_op_vendor *kope_op_vendor_for(const kope_op *op, const char *target);
-/* Linker flag for a library of a target's vendor baseline: cpu as
- * kope_op_lib_flag; cuda: "cublas" -> "-lcublas", "cudnn" -> "-lcudnn".
- * NULL for a name that target does not link. */
-const char *kope_op_vendor_lib_flag(const char *target, const char *lib);
+/* The language a vendor baseline is written in; each target names the
+ * one it times (kope_target_vendor_lang, kope_target_vendor). */
+typedef enum kope_op_vendor_lang {
+  KOPE_OP_VENDOR_NONE = 0,  /* none */
+  KOPE_OP_VENDOR_C,         /* op.json "vendor": C calling OpenBLAS / oneDNN */
+  KOPE_OP_VENDOR_CUDA       /* op.json "vendor_cuda": CUDA C++ host code calling
+                             * cuBLAS / cuDNN */
+} kope_op_vendor_lang;
+
+/* The vendor baseline written in lang, or NULL when the operator has none
+ * (always NULL for KOPE_OP_VENDOR_NONE). */
+const kope_op_vendor *kope_op_vendor_for(const kope_op *op, kope_op_vendor_lang lang);
+/* Linker flag for a library of a vendor baseline in lang: C as
+ * kope_op_lib_flag; CUDA: "cublas" -> "-lcublas", "cudnn" -> "-lcudnn".
+ * NULL for a name that language's baselines do not link. */
+const char *kope_op_vendor_lib_flag(kope_op_vendor_lang lang, const char *lib);
 
 /* The C prototype, e.g. "void relu(const float *x, float *y, int64_t n);".
  * Caller frees. */

@@ -28,8 +28,21 @@ typedef enum kope_build_role {
 /* Names of the available targets, NULL-terminated. */
 extern const char *const kope_target_names[];
 
+/* Options of a target (all NULL: the defaults). The strings are copied. */
+typedef struct kope_target_opts {
+  const char *device;     /* opencl: the device, an index or a case-insensitive
+                           * substring of "platform / device"; NULL or "":
+                           * $KOPE_OCL_DEVICE, else $KOPE_DEVICE, else the first */
+  const char *cuda_arch;  /* cuda: GPU architectures, "sm_90" or "80,90"; NULL or
+                           * "": $KOPE_CUDA_ARCH, else "80,90" */
+} kope_target_opts;
+
 /* Open a target by name ("cpu"). Checks the toolchain is usable: a missing
- * compiler is KOPE_EENV. Caller frees with kope_target_free. */
+ * compiler is KOPE_EENV. o may be NULL (the defaults). Caller frees with
+ * kope_target_free. */
+kope_target *kope_target_open_opts(const char *name, const kope_target_opts *o,
+                                   kope_err *err);
+/* kope_target_open_opts with the defaults. */
 kope_target *kope_target_open(const char *name, kope_err *err);
 void kope_target_free(kope_target *t);
 
@@ -48,11 +61,22 @@ int kope_target_check_flags(const kope_target *t, const char *flags, kope_err *e
 int kope_target_check_device(kope_target *t, kope_err *err);
 /* The device kernels of this target run on, after the device check:
  * cpu the CPU model ("AMD EPYC 7B13"), opencl "platform / device" as the
- * OpenCL runtime names the device kope picks (KOPE_OCL_DEVICE or
- * KOPE_DEVICE, else the first), cuda "GPU name (sm_XY)" of the device
+ * OpenCL runtime names the device kope picks (kope_target_opts.device),
+ * cuda "GPU name (sm_XY)" of the device
  * used. NULL when there is none (cuda without a GPU) or it cannot be
  * found. Asked once per handle; owned by t. */
 const char *kope_target_device(kope_target *t);
+/* The language of the target's own vendor baseline: cpu C, cuda CUDA,
+ * opencl none (KOPE_OP_VENDOR_NONE). */
+kope_op_vendor_lang kope_target_vendor_lang(const kope_target *t);
+/* The vendor baseline the evaluator times on this target: its own, else
+ * (a target that borrows the C one: opencl, whose C baseline the cpu
+ * target builds and runs) the operator's C baseline; NULL when none (cuda
+ * without a vendor_cuda: a CPU library is no bar for a GPU kernel). */
+const kope_op_vendor *kope_target_vendor(const kope_target *t, const kope_op *op);
+/* Whether a build-only evaluation builds the target's own vendor baseline
+ * too (cuda: kope's nvcc vendor build is checked without a GPU). */
+int kope_target_build_only_vendor(const kope_target *t);
 /* Markdown description of the target for a prompt (hw may be NULL). Caller
  * frees. */
 char *kope_target_describe(const kope_target *t, const kope_hw *hw);

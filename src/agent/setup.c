@@ -14,6 +14,7 @@ kope_eval_opts kope_agent_eval_opts(const agent *a)
 
   kope_eval_opts_init(&eo);
   eo.target = a->o->target ? a->o->target : "cpu";
+  eo.device = a->o->device;
   if (a->o->eval_seeds > 0)
     eo.seeds = a->o->eval_seeds;
   if (a->o->threads > 0)
@@ -74,12 +75,13 @@ static char *scene_of(const kope_op *op)
 int kope_agent_open(agent *a, int with_eval, kope_err *err)
 {
   kope_eval_opts eo;
+  kope_target_opts to = {a->o->device, NULL};
   kope_err hwerr;
   int rc;
 
   if ((rc = open_db(a, err)) || (rc = resolve_op(a, err)))
     return rc;
-  if (!(a->t = kope_target_open(a->o->target ? a->o->target : "cpu", err)))
+  if (!(a->t = kope_target_open_opts(a->o->target ? a->o->target : "cpu", &to, err)))
     return err->code;
   kope_err_clear(&hwerr);
   a->hw = kope_hw_get(NULL, 0, &hwerr);   /* the roofline and prompt text are optional */

@@ -103,19 +103,16 @@ static int check_opts(bench *b, kope_err *err)
 
 /* ---- the document ---- */
 
-/* The vendor timed on this target: its own (cuda: vendor_cuda), else the
- * C one (cpu, and opencl where the cpu target runs it); none on cuda
- * without a vendor_cuda. */
-static const char *vendor_name(const kope_op *op, const char *target)
+/* The vendor timed on this target (kope_target_vendor); none when the
+ * target could not be opened. */
+static const char *vendor_name(const kope_op *op, const kope_target *t)
 {
-  const kope_op_vendor *v = kope_op_vendor_for(op, target);
+  const kope_op_vendor *v = t ? kope_target_vendor(t, op) : NULL;
 
-  if (v)
-    return v->name;
-  return strcmp(target, "cuda") && kope_op_vendor_path(op) ? kope_op_vendor_name(op) : NULL;
+  return v ? v->name : NULL;
 }
 
-static json_t *op_json(const kope_op *op, const char *target)
+static json_t *op_json(const kope_op *op, const kope_target *t)
 {
   json_t *cases = json_array();
   size_t c;
@@ -128,23 +125,31 @@ static json_t *op_json(const kope_op *op, const char *target)
   return json_pack("{s:s, s:s, s:i, s:I, s:o, s:s?}", "name", kope_op_name(op), "category",
                    kope_op_category(op), "level", kope_op_level(op), "ncases",
                    (json_int_t)kope_op_ncases(op), "cases", cases, "vendor",
-                   vendor_name(op, target));
+                   vendor_name(op, t));
 }
 
 static int add_operators(bench *b, kope_err *err)
 {
   json_t *arr = json_array();
+  kope_target *t;
+  kope_err te;
   size_t i;
+  int rc = KOPE_OK;
 
   json_object_set_new(b->doc, "operators", arr);
+  kope_err_clear(&te);
+  t = kope_target_open(b->o->target ? b->o->target : "cpu", &te);
   for (i = 0; i < b->o->nops; i++) {
     kope_op *op = kope_op_load(b->o->ops[i], b->o->ops_dir, err);
-    if (!op)
-      return err->code;
-    json_array_append_new(arr, op_json(op, b->o->target ? b->o->target : "cpu"));
+    if (!op) {
+      rc = err->code;
+      break;
+    }
+    json_array_append_new(arr, op_json(op, t));
     kope_op_free(op);
   }
-  return KOPE_OK;
+  kope_target_free(t);
+  return rc;
 }
 
 static json_t *settings_json(const bench *b)

@@ -74,7 +74,7 @@ static int build_trusted(kope_evaluator *ev, kope_build_role role, const char *p
   req.role = role;
   req.source = src;
   req.timeout_s = 120;
-  rc = ev->t->vt->build(ev->t, &req, out, err);
+  rc = kope_target_build(ev->t, &req, out, err);
   if (rc == KOPE_OK && !out->ok)
     rc = kope_err_set(err, KOPE_EINPUT, "%s: the %s of operator %s does not build:\n%s", path,
                       role == KOPE_BUILD_REFERENCE ? "reference" : "vendor baseline",
@@ -92,7 +92,7 @@ static int start_worker(kope_evaluator *ev, kope_worker *w, const char *exe, con
 
   if ((rc = kope_mkdirs(dir, err)) == KOPE_OK) {
     kope_env_init(&env, dir);
-    ev->t->vt->worker_env(ev->t, role, ev->o.threads, &env);
+    kope_target_worker_env(ev->t, role, ev->o.threads, &env);
     /* candidates: freed heap memory is overwritten at once (no tcache,
      * whose blocks glibc does not perturb), so no result survives a free */
     if (role == KOPE_BUILD_CANDIDATE)
@@ -162,40 +162,42 @@ static void set_limits(kope_evaluator *ev)
   long buffers_mb = (long)((ev->max_in + ev->max_out) >> 20);
 
   ev->lim.cpu_s = 900;
-  ev->lim.mem_mb = 16384 + 2 * buffers_mb;
-  /* the CUDA driver reserves virtual address space for all of the GPU's
-   * memory and more: an address-space limit makes context creation fail */
-  if (!strcmp(kope_target_name(ev->t), "cuda"))
-    ev->lim.mem_mb = 0;
-  /* an OpenCL runtime writes its compiled kernel into the run directory */
-  ev->lim.fsize_bytes = strcmp(kope_target_name(ev->t), "cpu") ? 256L << 20 : 0;
+  ev->lim.mem_mb = kope_target_worker_mem_limited(ev->t) ? 16384 + 2 * buffers_mb : 0;
+  ev->lim.fsize_bytes = kope_target_worker_fsize(ev->t);
   ev->lim.nofile = 64;
 }
 
-/* The vendor baseline this target times, NULL for none: cpu its "vendor"
- * (C); cuda its "vendor_cuda" (cuBLAS/cuDNN host code built by the cuda
- * target; a CPU library is no bar for a GPU kernel, so no C fallback);
- * opencl the C "vendor", built and run by the cpu target as before. */
+/* The vendor baseline this target times (kope_target_vendor), NULL for
+ * none. */
 static const char *vendor_for_target(const kope_evaluator *ev)
 {
-  const char *t = kope_target_name(ev->t);
-  const kope_op_vendor *v = kope_op_vendor_for(ev->op, t);
+  const kope_op_vendor *v = kope_target_vendor(ev->t, ev->op);
 
-  if (v)
-    return v->path;
-  return strcmp(t, "cuda") ? kope_op_vendor_path(ev->op) : NULL;
+  return v ? v->path : NULL;
 }
 
-/* Build-only: the cuda target's own vendor baseline is built too (kope's
+/* Build-only: a target may build its own vendor baseline too (cuda: kope's
  * nvcc vendor build is checked without a GPU); nothing runs. */
 static int build_only_vendor(kope_evaluator *ev, kope_err *err)
 {
   const char *path = vendor_for_target(ev);
 
-  if (!path || strcmp(kope_target_name(ev->t), "cuda"))
+  if (!path || !kope_target_build_only_vendor(ev->t))
     return KOPE_OK;
   progress(ev, "building vendor baseline");
   return build_trusted(ev, KOPE_BUILD_VENDOR, path, &ev->ven, err);
+}
+
+static int open_target(kope_evaluator *ev, kope_err *err)
+{
+  kope_target_opts to;
+
+  memset(&to, 0, sizeof to);
+  to.device = ev->o.device;
+  to.cuda_arch = ev->o.cuda_arch;
+  if (!(ev->t = kope_target_open_opts(ev->o.target, &to, err)))
+    return err->code;
+  return kope_target_check_flags(ev->t, ev->o.cflags, err);
 }
 
 static int prepare(kope_evaluator *ev, kope_err *err)
@@ -203,10 +205,6 @@ static int prepare(kope_evaluator *ev, kope_err *err)
   const char *vendor;
   int rc;
 
-  if (!(ev->t = kope_target_open(ev->o.target, err)))
-    return err->code;
-  if ((rc = kope_target_check_flags(ev->t, ev->o.cflags, err)))
-    return rc;
   if (ev->o.build_only) {  /* gate and compile only: no device, nothing runs */
     if (!(ev->root = make_root(err)))
       return err->code;
@@ -255,9 +253,13 @@ kope_evaluator *kope_evaluator_new(const kope_op *op, const kope_eval_opts *opts
   ev->in.fd = ev->out_cand.fd = ev->out_ref.fd = ev->out_ven.fd = ev->out_base.fd = -1;
   ev->in.ro_fd = ev->out_cand.ro_fd = ev->out_ref.ro_fd = ev->out_ven.ro_fd = -1;
   ev->out_base.ro_fd = -1;
+  if (open_target(ev, err) != KOPE_OK) {
+    kope_evaluator_free(ev);
+    return NULL;
+  }
   /* the hardware profile is the CPU's: no roofline (or its review flag)
    * for GPU kernels until kope measures the GPU's peaks */
-  if (ev->o.timing && !ev->o.build_only && strcmp(ev->o.target, "cuda")) {
+  if (ev->o.timing && !ev->o.build_only && kope_target_host_roofline(ev->t)) {
     kope_err_clear(&hwerr);
     ev->hw = kope_hw_get(ev->o.hw_cache, 0, &hwerr);   /* roofline is optional */
   }
@@ -324,11 +326,14 @@ typedef struct build_job {
 /* The source gate of the candidate's language. */
 static int gate_source(build_job *j)
 {
-  if (!strcmp(kope_target_name(j->ev->t), "opencl"))
+  switch (kope_target_gate_kind(j->ev->t)) {
+  case KOPE_TARGET_GATE_OPENCL:
     return kope_gate_cl(j->source, j->ev->op, j->why, sizeof j->why);
-  if (!strcmp(kope_target_name(j->ev->t), "cuda"))
+  case KOPE_TARGET_GATE_CUDA:
     return kope_gate_cu(j->source, j->ev->op, j->why, sizeof j->why);
-  return kope_gate_source(j->source, j->why, sizeof j->why);
+  default:
+    return kope_gate_source(j->source, j->why, sizeof j->why);
+  }
 }
 
 static void *build_thread(void *arg)
@@ -352,10 +357,10 @@ static void *build_thread(void *arg)
     return NULL;
   }
   if (j->rc == KOPE_OK)
-    j->rc = j->ev->t->vt->build(j->ev->t, &req, &j->out, &j->err);
+    j->rc = kope_target_build(j->ev->t, &req, &j->out, &j->err);
   /* the artifact checks read the C build's .i, .s and .o */
   if (j->rc == KOPE_OK && j->out.ok && !j->ev->o.no_gate &&
-      !strcmp(kope_target_name(j->ev->t), "cpu")) {
+      kope_target_gate_artifacts(j->ev->t)) {
     int g = kope_gate_files(j->dir, j->source, kope_op_name(j->ev->op), j->why,
                             sizeof j->why, &j->err);
     if (g < 0)

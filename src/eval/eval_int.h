@@ -11,7 +11,7 @@
 #include "kope/target.h"
 #include "core/rng.h"
 #include "eval/worker.h"
-#include "target/target_int.h"
+#include "target/target.h"
 
 #define KOPE_EVAL_MAX_CASES 64
 #define KOPE_EVAL_MAX_ROUNDS 64

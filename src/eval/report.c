@@ -44,7 +44,7 @@ kope_report *kope_report_new(const kope_evaluator *ev)
   r->has_base = ev->has_base && ev->o.timing;
   {
     /* the target's own baseline (cuda: vendor_cuda), else the C one */
-    const kope_op_vendor *v = kope_op_vendor_for(ev->op, kope_target_name(ev->t));
+    const kope_op_vendor *v = kope_target_vendor(ev->t, ev->op);
     r->vendor_name = kope_strdup(!ev->has_vendor ? "" : v ? v->name : kope_op_vendor_name(ev->op));
   }
   case_ids(r, ev->op);

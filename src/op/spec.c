@@ -511,37 +511,38 @@ static int parse_file_field(kope_op *op, json_t *root, const char *key, const ch
   return KOPE_OK;
 }
 
-/* Library names a target's vendor baseline may link, as the error lists them. */
-static const char *vendor_lib_names(const char *target)
+/* Library names a vendor baseline in lang may link, as the error lists them. */
+static const char *vendor_lib_names(kope_op_vendor_lang lang)
 {
-  return !strcmp(target, "cuda") ? "cublas, cudnn" : "openblas, dnnl, m";
+  return lang == KOPE_OP_VENDOR_CUDA ? "cublas, cudnn" : "openblas, dnnl, m";
 }
 
-const char *kope_op_vendor_lib_flag(const char *target, const char *lib)
+const char *kope_op_vendor_lib_flag(kope_op_vendor_lang lang, const char *lib)
 {
-  if (!target || !lib)
+  if (!lib)
     return NULL;
-  if (!strcmp(target, "cpu"))
+  switch (lang) {
+  case KOPE_OP_VENDOR_C:
     return kope_op_lib_flag(lib);
-  if (strcmp(target, "cuda"))
+  case KOPE_OP_VENDOR_CUDA:
+    return !strcmp(lib, "cublas") ? "-lcublas" : !strcmp(lib, "cudnn") ? "-lcudnn" : NULL;
+  default:
     return NULL;
-  return !strcmp(lib, "cublas") ? "-lcublas" : !strcmp(lib, "cudnn") ? "-lcudnn" : NULL;
+  }
 }
 
-const kope_op_vendor *kope_op_vendor_for(const kope_op *op, const char *target)
+const kope_op_vendor *kope_op_vendor_for(const kope_op *op, kope_op_vendor_lang lang)
 {
-  const kope_op_vendor *v = NULL;
+  const kope_op_vendor *v = lang == KOPE_OP_VENDOR_C      ? &op->vendor_cpu
+                            : lang == KOPE_OP_VENDOR_CUDA ? &op->vendor_cuda
+                                                          : NULL;
 
-  if (target && !strcmp(target, "cpu"))
-    v = &op->vendor_cpu;
-  else if (target && !strcmp(target, "cuda"))
-    v = &op->vendor_cuda;
   return v && v->path ? v : NULL;
 }
 
-/* One vendor object, `KEY: {source, libs, name}`, for target (its library
+/* One vendor object, `KEY: {source, libs, name}`, in lang (its library
  * names and its default file, dflt). Absent or null: out stays empty. */
-static int parse_vendor_obj(kope_op *op, json_t *root, const char *key, const char *target,
+static int parse_vendor_obj(kope_op *op, json_t *root, const char *key, kope_op_vendor_lang lang,
                             const char *dflt, kope_op_vendor *out, kope_err *err)
 {
   json_t *v = json_object_get(root, key), *libs, *l;
@@ -565,8 +566,8 @@ static int parse_vendor_obj(kope_op *op, json_t *root, const char *key, const ch
     return bad(op, err, f, "expected a list of library names");
   json_array_foreach(libs, i, l) {
     snprintf(f, sizeof f, "%s.libs[%zu]", key, i);
-    if (!json_is_string(l) || !kope_op_vendor_lib_flag(target, json_string_value(l)))
-      return bad(op, err, f, "expected one of %s", vendor_lib_names(target));
+    if (!json_is_string(l) || !kope_op_vendor_lib_flag(lang, json_string_value(l)))
+      return bad(op, err, f, "expected one of %s", vendor_lib_names(lang));
     if (out->nlibs < KOPE_OP_VENDOR_MAX_LIBS)
       out->libs[out->nlibs++] = own(op, json_string_value(l));
   }
@@ -582,8 +583,8 @@ static int parse_vendor(kope_op *op, json_t *root, kope_err *err)
   size_t i;
   int rc;
 
-  if ((rc = parse_vendor_obj(op, root, "vendor", "cpu", "vendor.c", &op->vendor_cpu, err)) ||
-      (rc = parse_vendor_obj(op, root, "vendor_cuda", "cuda", "vendor.cu", &op->vendor_cuda,
+  if ((rc = parse_vendor_obj(op, root, "vendor", KOPE_OP_VENDOR_C, "vendor.c", &op->vendor_cpu, err)) ||
+      (rc = parse_vendor_obj(op, root, "vendor_cuda", KOPE_OP_VENDOR_CUDA, "vendor.cu", &op->vendor_cuda,
                              err)))
     return rc;
   op->vendor_path = op->vendor_cpu.path;

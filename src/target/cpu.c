@@ -373,6 +373,9 @@ static int cpu_device(kope_target *t, char *buf, size_t size, kope_err *err)
 }
 
 const kope_target_vt kope_target_cpu = {
-  "cpu", "C (OpenMP, SIMD intrinsics)", ".c", cpu_allowed, cpu_init, cpu_build,
-  cpu_worker_env, cpu_describe, cpu_device
+  .name = "cpu", .language = "C (OpenMP, SIMD intrinsics)", .ext = ".c",
+  .allowed_flags = cpu_allowed, .init = cpu_init, .build = cpu_build,
+  .worker_env = cpu_worker_env, .describe = cpu_describe, .device = cpu_device,
+  .gate = KOPE_TARGET_GATE_C, .gate_artifacts = 1, .vendor = KOPE_OP_VENDOR_C,
+  .mem_limited = 1, .worker_fsize = 0, .host_roofline = 1
 };

@@ -312,10 +312,12 @@ static int link_worker(const char *dir, const char *rt, const char *spec, char *
   return rc;
 }
 
-static void ocl_env(kope_env *env, const char *dir)
+/* The environment of the build helper and the workers: the device kope
+ * picks (kope_target_opts.device) is theirs as KOPE_OCL_DEVICE. */
+static void ocl_env(const kope_target *t, kope_env *env, const char *dir)
 {
-  kope_env_pass(env, "KOPE_OCL_DEVICE");
-  kope_env_pass(env, "KOPE_DEVICE");
+  if (t->want_device)
+    kope_env_add(env, "KOPE_OCL_DEVICE=%s", t->want_device);
   kope_env_pass(env, "OCL_ICD_VENDORS");
   kope_env_pass(env, "OCL_ICD_FILENAMES");
   kope_env_pass(env, "POCL_DEBUG");
@@ -325,7 +327,8 @@ static void ocl_env(kope_env *env, const char *dir)
 
 /* Build kernel.cl with the helper: 1 built, 0 refused (log), -1 no
  * device (log says why). */
-static int build_only(const char *rt, const kope_build_req *req, char **log, double *secs)
+static int build_only(const kope_target *t, const char *rt, const kope_build_req *req,
+                      char **log, double *secs)
 {
   char *helper = kope_path_join(rt, "kope-oclc"), nargs[16];
   const char *argv[6];
@@ -339,7 +342,7 @@ static int build_only(const char *rt, const kope_build_req *req, char **log, dou
   argv[3] = nargs;
   argv[4] = NULL;
   kope_env_init(&env, req->workdir);
-  ocl_env(&env, req->workdir);
+  ocl_env(t, &env, req->workdir);
   rc = run(argv, req->workdir, &env, req->timeout_s, log, &code, secs);
   kope_env_free(&env);
   free(helper);
@@ -407,7 +410,7 @@ static int build_candidate(kope_target *t, const kope_build_req *req, kope_build
   path = kope_path_join(req->workdir, "kernel.cl");
   if ((rc = kope_file_write_atomic(path, req->source, strlen(req->source), err)))
     goto out;
-  ok = build_only(rt, req, &log, &out->seconds);
+  ok = build_only(t, rt, req, &log, &out->seconds);
   if (ok < 0) {
     rc = kope_err_set(err, KOPE_EENV, "target opencl: %s", log ? log : "no OpenCL device");
     goto out;
@@ -447,7 +450,7 @@ static void ocl_worker_env(kope_target *t, kope_build_role role, int threads, ko
     kope_target_cpu.worker_env(t, role, threads, env);
     return;
   }
-  ocl_env(env, NULL);
+  ocl_env(t, env, NULL);
   /* PoCL: one generic work-group function per kernel, compiled at the
    * warm-up launch, instead of one per local size (which a later case
    * would need after the seal) */
@@ -472,7 +475,7 @@ static char *device_list(kope_target *t)
   argv[1] = "--list";
   argv[2] = NULL;
   kope_env_init(&env, NULL);
-  ocl_env(&env, NULL);
+  ocl_env(t, &env, NULL);
   if (run(argv, NULL, &env, 60, &log, &code, NULL) != 1) {
     free(log);
     log = NULL;
@@ -487,8 +490,7 @@ static char *ocl_describe(kope_target *t, const kope_hw *hw)
 {
   kope_buf b;
   char *h = hw ? kope_hw_describe(hw) : NULL, *devs = device_list(t);
-  const char *want = getenv("KOPE_OCL_DEVICE") ? getenv("KOPE_OCL_DEVICE")
-                                               : getenv("KOPE_DEVICE");
+  const char *want = t->want_device;
 
   kope_buf_init(&b, 0);
   kope_buf_printf(&b, "Target: opencl. A kernel is OpenCL C 1.2: exactly one "
@@ -553,8 +555,7 @@ static int ocl_line_matches(const char *line, const char *want, char *name, size
 
 static int ocl_device(kope_target *t, char *buf, size_t size, kope_err *err)
 {
-  const char *want = getenv("KOPE_OCL_DEVICE") ? getenv("KOPE_OCL_DEVICE")
-                                               : getenv("KOPE_DEVICE");
+  const char *want = t->want_device;
   char *devs = device_list(t), *line, *save = NULL;
   int found = 0;
 
@@ -568,7 +569,12 @@ static int ocl_device(kope_target *t, char *buf, size_t size, kope_err *err)
   return KOPE_OK;
 }
 
+/* The C vendor baseline is borrowed: the cpu target builds and runs it.
+ * The OpenCL runtime writes its compiled kernel into the run directory. */
 const kope_target_vt kope_target_opencl = {
-  "opencl", "OpenCL C 1.2", ".cl", ocl_allowed, ocl_init, ocl_build, ocl_worker_env,
-  ocl_describe, ocl_device
+  .name = "opencl", .language = "OpenCL C 1.2", .ext = ".cl", .allowed_flags = ocl_allowed,
+  .init = ocl_init, .build = ocl_build, .worker_env = ocl_worker_env,
+  .describe = ocl_describe, .device = ocl_device, .gate = KOPE_TARGET_GATE_OPENCL,
+  .vendor = KOPE_OP_VENDOR_NONE, .borrows_c_vendor = 1, .mem_limited = 1,
+  .worker_fsize = 256L << 20, .host_roofline = 1
 };

@@ -23,9 +23,21 @@ struct kope_embedded_file {
 };
 extern const struct kope_embedded_file kope_embedded[];
 
-kope_target *kope_target_open(const char *name, kope_err *err)
+/* An option, else the first of the environment variables that is set. */
+static char *opt_or_env(const char *opt, const char *env1, const char *env2)
+{
+  const char *v = opt && *opt ? opt : getenv(env1);
+
+  if ((!v || !*v) && env2)
+    v = getenv(env2);
+  return v && *v ? kope_strdup(v) : NULL;
+}
+
+kope_target *kope_target_open_opts(const char *name, const kope_target_opts *o,
+                                   kope_err *err)
 {
   kope_target *t;
+  char *home;
   int i;
 
   for (i = 0; targets[i]; i++)
@@ -38,11 +50,11 @@ kope_target *kope_target_open(const char *name, kope_err *err)
   }
   t = calloc(1, sizeof *t);
   t->vt = targets[i];
-  {
-    char *home = kope_home_dir();
-    t->cache_dir = kope_path_join(home, "cache");
-    free(home);
-  }
+  home = kope_home_dir();
+  t->cache_dir = kope_path_join(home, "cache");
+  free(home);
+  t->want_device = opt_or_env(o ? o->device : NULL, "KOPE_OCL_DEVICE", "KOPE_DEVICE");
+  t->cuda_arch = opt_or_env(o ? o->cuda_arch : NULL, "KOPE_CUDA_ARCH", NULL);
   if (t->vt->init(t, err) != KOPE_OK) {
     kope_target_free(t);
     return NULL;
@@ -50,11 +62,18 @@ kope_target *kope_target_open(const char *name, kope_err *err)
   return t;
 }
 
+kope_target *kope_target_open(const char *name, kope_err *err)
+{
+  return kope_target_open_opts(name, NULL, err);
+}
+
 void kope_target_free(kope_target *t)
 {
   if (!t)
     return;
   free(t->cache_dir);
+  free(t->want_device);
+  free(t->cuda_arch);
   free(t);
 }
 
@@ -120,7 +139,34 @@ const char *kope_target_default_flags(const kope_target *t) { return t->default_
 
 int kope_target_check_device(kope_target *t, kope_err *err)
 {
-  return t->vt == &kope_target_cuda ? kope_cuda_device_check(t, NULL, 0, err) : KOPE_OK;
+  return t->vt->check_device ? t->vt->check_device(t, err) : KOPE_OK;
+}
+
+int kope_target_build(kope_target *t, const kope_build_req *req, kope_build_out *out,
+                      kope_err *err)
+{
+  return t->vt->build(t, req, out, err);
+}
+
+void kope_target_worker_env(kope_target *t, kope_build_role role, int threads,
+                            kope_env *env)
+{
+  t->vt->worker_env(t, role, threads, env);
+}
+
+kope_target_gate kope_target_gate_kind(const kope_target *t) { return t->vt->gate; }
+int kope_target_gate_artifacts(const kope_target *t) { return t->vt->gate_artifacts; }
+int kope_target_worker_mem_limited(const kope_target *t) { return t->vt->mem_limited; }
+long kope_target_worker_fsize(const kope_target *t) { return t->vt->worker_fsize; }
+int kope_target_host_roofline(const kope_target *t) { return t->vt->host_roofline; }
+kope_op_vendor_lang kope_target_vendor_lang(const kope_target *t) { return t->vt->vendor; }
+int kope_target_build_only_vendor(const kope_target *t) { return t->vt->build_only_vendor; }
+
+const kope_op_vendor *kope_target_vendor(const kope_target *t, const kope_op *op)
+{
+  const kope_op_vendor *v = kope_op_vendor_for(op, t->vt->vendor);
+
+  return v ? v : t->vt->borrows_c_vendor ? kope_op_vendor_for(op, KOPE_OP_VENDOR_C) : NULL;
 }
 
 const char *kope_target_device(kope_target *t)

@@ -1,31 +1,16 @@
 /*
- * The target interface as the evaluator uses it: a vtable per target, the
- * build request/result, and the artifact cache for trusted builds
- * (reference, vendor, runtime objects) keyed by content hash.
+ * The inside of a target, shared by the files of src/target/ only: the
+ * table each target fills in (what the evaluator asks through
+ * target/target.h is answered from it), the handle, toolchain runs, and
+ * the content-addressed cache of trusted builds (reference, vendor,
+ * runtime objects) keyed by content hash.
  */
 #ifndef KOPE_TARGET_INT_H
 #define KOPE_TARGET_INT_H
 
 #include "kope/target.h"
 #include "core/proc.h"
-
-typedef struct kope_build_req {
-  const kope_op *op;
-  kope_build_role role;
-  const char *source;      /* source text */
-  const char *workdir;     /* where candidate artifacts go */
-  const char *extra_flags; /* candidates only; already allow-listed */
-  double timeout_s;        /* compiler wall-clock limit */
-} kope_build_req;
-
-typedef struct kope_build_out {
-  int ok;                  /* 1: exe is ready */
-  char *exe;               /* worker program (owned) */
-  char *obj;               /* the kernel's object file (owned; candidates) */
-  char *diagnostics;       /* trimmed compiler output (owned, may be "") */
-  double seconds;          /* compile + link wall time */
-  int cached;              /* trusted build reused from the cache */
-} kope_build_out;
+#include "target/target.h"
 
 typedef struct kope_target_vt {
   const char *name;
@@ -44,6 +29,17 @@ typedef struct kope_target_vt {
   /* The device kernels run on, as the target names it, into buf:
    * KOPE_OK, or KOPE_EENV when there is none (cuda without a GPU). */
   int (*device)(kope_target *t, char *buf, size_t size, kope_err *err);
+  /* Whether kernels can run here (kope_target_check_device); NULL: always. */
+  int (*check_device)(kope_target *t, kope_err *err);
+  /* The decisions the evaluator asks of a target (target/target.h). */
+  kope_target_gate gate;         /* the source gate of its language */
+  int gate_artifacts;            /* the gate reads the C build's .i, .s, .o */
+  kope_op_vendor_lang vendor;    /* its own vendor baseline's language */
+  int borrows_c_vendor;          /* without one of its own, times the C one */
+  int build_only_vendor;         /* build-only evaluations build its vendor */
+  int mem_limited;               /* workers get an address-space limit */
+  long worker_fsize;             /* RLIMIT_FSIZE of workers (0: no writes) */
+  int host_roofline;             /* the host's hardware profile applies */
 } kope_target_vt;
 
 struct kope_target {
@@ -53,9 +49,11 @@ struct kope_target {
   char *cache_dir;          /* <kope_home>/cache */
   char device[256];         /* kope_target_device, once found */
   int device_state;         /* 0 not asked yet, 1 found, -1 none */
+  char *want_device;        /* kope_target_opts.device, or the environment's;
+                             * NULL: the first (owned) */
+  char *cuda_arch;          /* kope_target_opts.cuda_arch, or the environment's;
+                             * NULL: the default (owned) */
 };
-
-void kope_build_out_release(kope_build_out *o);
 
 /* A toolchain run (compiler, linker, build helper) with limits. */
 typedef struct kope_tool_run {

@@ -79,7 +79,7 @@ static int parse(int argc, char **argv, eval_args *a)
   while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (ch) {
     case 't': a->o.target = optarg; break;
-    case 'D': setenv("KOPE_DEVICE", optarg, 1); break;
+    case 'D': a->o.device = optarg; break;
     case 'j': a->json = 1; break;
     case 's': a->o.seeds = atoi(optarg); break;
     case 'S': a->o.seed = strtoull(optarg, NULL, 0); break;
@@ -95,7 +95,7 @@ static int parse(int argc, char **argv, eval_args *a)
     case 'B': a->base = optarg; break;
     case 'G': a->o.no_gate = 1; break;
     case 'O': a->o.build_only = 1; break;
-    case 'A': setenv("KOPE_CUDA_ARCH", optarg, 1); break;
+    case 'A': a->o.cuda_arch = optarg; break;
     case 'h': usage(stdout); return -1;
     default: usage(stderr); return KOPE_EINPUT;
     }

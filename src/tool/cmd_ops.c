@@ -54,6 +54,9 @@ typedef struct ops_args {
   const char *dir;
   const char *target;   /* check: target name */
   char ext[16];         /* check: its source extension (seed.c, seed.cl) */
+  kope_op_vendor_lang vendor;  /* check: the language of its own vendor baseline */
+  int build_only_vendor;       /* check: --build-only builds that baseline too */
+  const char *device;   /* check: --device */
   char **names;
   int nnames;
 } ops_args;
@@ -81,7 +84,7 @@ static int parse(int argc, char **argv, ops_args *a)
     case 'T': a->threads = atoi(optarg); break;
     case 't': a->target = optarg; break;
     case 'O': a->build_only = 1; a->timing = 0; break;
-    case 'D': setenv("KOPE_DEVICE", optarg, 1); break;
+    case 'D': a->device = optarg; break;
     case 'f':
       if (strcmp(optarg, "md") && strcmp(optarg, "text")) {
         fprintf(stderr, "kope ops: --format takes md or text, not '%s'\n", optarg);
@@ -121,7 +124,7 @@ static int collect(ops_args *a, char ***names, size_t *n, kope_err *err)
  * baseline (cpu), vendor_cuda / vendor_cuda_name the CUDA one. */
 static json_t *list_json(const kope_op *op)
 {
-  const kope_op_vendor *cu = kope_op_vendor_for(op, "cuda");
+  const kope_op_vendor *cu = kope_op_vendor_for(op, KOPE_OP_VENDOR_CUDA);
 
   return json_pack("{s:s, s:s, s:i, s:i, s:b, s:s*, s:b, s:s*}", "name", kope_op_name(op),
                    "category", kope_op_category(op), "level", kope_op_level(op), "cases",
@@ -214,9 +217,9 @@ static void print_show(const kope_op *op, json_t *knobs)
     free(vals);
   }
   printf("\nvendor baseline: %s\n", kope_op_vendor_path(op) ? kope_op_vendor_name(op) : "none");
-  if (kope_op_vendor_for(op, "cuda"))
-    printf("CUDA vendor baseline: %s (%s)\n", kope_op_vendor_for(op, "cuda")->name,
-           kope_op_vendor_for(op, "cuda")->path);
+  if (kope_op_vendor_for(op, KOPE_OP_VENDOR_CUDA))
+    printf("CUDA vendor baseline: %s (%s)\n", kope_op_vendor_for(op, KOPE_OP_VENDOR_CUDA)->name,
+           kope_op_vendor_for(op, KOPE_OP_VENDOR_CUDA)->path);
   free(proto);
 }
 
@@ -284,8 +287,8 @@ static int check_op(ops_args *a, const char *name, check_row *row, kope_err *err
     row->ntimed += kope_op_case_timed(op, c) != 0;
   /* checked: the cpu target's C baseline and the cuda target's
    * vendor_cuda (build-only: built, not run); opencl has none of its own */
-  ven = kope_op_vendor_for(op, a->target);
-  row->has_vendor = ven && (!a->build_only || !strcmp(a->target, "cuda"));
+  ven = kope_op_vendor_for(op, a->vendor);
+  row->has_vendor = ven && (!a->build_only || a->build_only_vendor);
   seed = kope_op_seed_path_for(op, a->ext);
   if (a->nnames == 0 && !kope_is_file(seed)) {
     row->skipped = 1;
@@ -299,6 +302,7 @@ static int check_op(ops_args *a, const char *name, check_row *row, kope_err *err
     goto out;
   kope_eval_opts_init(&o);
   o.target = a->target;
+  o.device = a->device;
   o.timing = a->timing;
   o.build_only = a->build_only;
   o.seeds = a->seeds;
@@ -411,11 +415,14 @@ static void print_md_row(const check_row *r, int timing)
 /* The target's source extension (opening it checks the toolchain). */
 static int target_ext(ops_args *a, kope_err *err)
 {
-  kope_target *t = kope_target_open(a->target, err);
+  kope_target_opts to = {a->device, NULL};
+  kope_target *t = kope_target_open_opts(a->target, &to, err);
 
   if (!t)
     return err->code;
   snprintf(a->ext, sizeof a->ext, "%s", kope_target_source_ext(t));
+  a->vendor = kope_target_vendor_lang(t);
+  a->build_only_vendor = kope_target_build_only_vendor(t);
   kope_target_free(t);
   return KOPE_OK;
 }

@@ -133,7 +133,7 @@ static int parse_opt(opt_args *a, int ch, const char *v)
 
   switch (ch) {
   case 't': o->target = v; break;
-  case 20: setenv("KOPE_DEVICE", v, 1); break;
+  case 20: o->device = v; break;
   case 'p': o->policy = v; break;
   case 'E': o->budget_evals = atoll(v); break;
   case 'K': o->budget_tokens = atoll(v); break;

@@ -6,7 +6,8 @@
  * file, not an object) are rejected naming op.json and the field; the
  * cuda library flags; and kope_target_device: the cpu target names the
  * CPU model the hardware profile reads, the cuda target names a GPU only
- * when the device check finds one (NULL here without a GPU).
+ * when the device check finds one (NULL here without a GPU); and the
+ * vendor baseline each target times (kope_target_vendor).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,28 +41,28 @@ static void test_shipped_vendors(void **state)
   (void)state;
   if (!op)
     fail_msg("%s", err.msg);
-  v = kope_op_vendor_for(op, "cpu");
+  v = kope_op_vendor_for(op, KOPE_OP_VENDOR_C);
   assert_non_null(v);
   assert_string_equal(v->path, kope_op_vendor_path(op));
   assert_int_equal(v->nlibs, 1);
   assert_string_equal(v->libs[0], "openblas");
-  v = kope_op_vendor_for(op, "cuda");
+  v = kope_op_vendor_for(op, KOPE_OP_VENDOR_CUDA);
   assert_non_null(v);
   assert_non_null(strstr(v->path, "matmul/vendor.cu"));
   assert_string_equal(v->name, "cuBLAS cublasSgemm");
   assert_int_equal(v->nlibs, 1);
   assert_string_equal(v->libs[0], "cublas");
-  assert_null(kope_op_vendor_for(op, "opencl"));
+  assert_null(kope_op_vendor_for(op, KOPE_OP_VENDOR_NONE));
   kope_op_free(op);
 
   op = kope_op_load("softmax", dir, &err);
   assert_non_null(op);
-  assert_string_equal(kope_op_vendor_for(op, "cuda")->libs[0], "cudnn");
+  assert_string_equal(kope_op_vendor_for(op, KOPE_OP_VENDOR_CUDA)->libs[0], "cudnn");
   kope_op_free(op);
   op = kope_op_load("relu", dir, &err);   /* no vendor.cu */
   assert_non_null(op);
-  assert_null(kope_op_vendor_for(op, "cuda"));
-  assert_non_null(kope_op_vendor_for(op, "cpu"));
+  assert_null(kope_op_vendor_for(op, KOPE_OP_VENDOR_CUDA));
+  assert_non_null(kope_op_vendor_for(op, KOPE_OP_VENDOR_C));
   kope_op_free(op);
   free(dir);
 }
@@ -69,12 +70,12 @@ static void test_shipped_vendors(void **state)
 static void test_lib_flags(void **state)
 {
   (void)state;
-  assert_string_equal(kope_op_vendor_lib_flag("cuda", "cublas"), "-lcublas");
-  assert_string_equal(kope_op_vendor_lib_flag("cuda", "cudnn"), "-lcudnn");
-  assert_null(kope_op_vendor_lib_flag("cuda", "openblas"));
-  assert_string_equal(kope_op_vendor_lib_flag("cpu", "openblas"), "-lopenblas");
-  assert_null(kope_op_vendor_lib_flag("cpu", "cublas"));
-  assert_null(kope_op_vendor_lib_flag("opencl", "cublas"));
+  assert_string_equal(kope_op_vendor_lib_flag(KOPE_OP_VENDOR_CUDA, "cublas"), "-lcublas");
+  assert_string_equal(kope_op_vendor_lib_flag(KOPE_OP_VENDOR_CUDA, "cudnn"), "-lcudnn");
+  assert_null(kope_op_vendor_lib_flag(KOPE_OP_VENDOR_CUDA, "openblas"));
+  assert_string_equal(kope_op_vendor_lib_flag(KOPE_OP_VENDOR_C, "openblas"), "-lopenblas");
+  assert_null(kope_op_vendor_lib_flag(KOPE_OP_VENDOR_C, "cublas"));
+  assert_null(kope_op_vendor_lib_flag(KOPE_OP_VENDOR_NONE, "cublas"));
 }
 
 /* A copy of ops/relu in a scratch folder with op.json's vendor_cuda set
@@ -149,7 +150,7 @@ static void test_spec_vendor_cuda(void **state)
   op = kope_op_load(dir, NULL, &err);
   if (!op)
     fail_msg("%s", err.msg);
-  v = kope_op_vendor_for(op, "cuda");
+  v = kope_op_vendor_for(op, KOPE_OP_VENDOR_CUDA);
   assert_non_null(v);
   assert_string_equal(v->name, "cuDNN activation");
   assert_int_equal(v->nlibs, 2);
@@ -161,8 +162,8 @@ static void test_spec_vendor_cuda(void **state)
   dir = relu_copy(root, "{\"libs\": [\"cublas\"]}", 1);   /* default file and name */
   op = kope_op_load(dir, NULL, &err);
   assert_non_null(op);
-  assert_non_null(strstr(kope_op_vendor_for(op, "cuda")->path, "relu/vendor.cu"));
-  assert_string_equal(kope_op_vendor_for(op, "cuda")->name, "cublas");
+  assert_non_null(strstr(kope_op_vendor_for(op, KOPE_OP_VENDOR_CUDA)->path, "relu/vendor.cu"));
+  assert_string_equal(kope_op_vendor_for(op, KOPE_OP_VENDOR_CUDA)->name, "cublas");
   kope_op_free(op);
   kope_rmtree(dir);
   free(dir);
@@ -208,6 +209,49 @@ static void test_target_device(void **state)
   kope_target_free(t);
 }
 
+/* The vendor baseline each target times: cpu and cuda their own, opencl
+ * none of its own but the borrowed C one; relu has no CUDA baseline, so the
+ * cuda target times none (no C fallback). */
+static void expect_target_vendor(const char *name, kope_op_vendor_lang own,
+                                 int build_only_vendor, const kope_op *matmul,
+                                 const kope_op *relu, kope_op_vendor_lang timed_matmul,
+                                 kope_op_vendor_lang timed_relu)
+{
+  kope_err err = {0, ""};
+  kope_target *t = kope_target_open(name, &err);
+
+  if (!t) {   /* toolchain missing here: nothing to check */
+    assert_int_equal(err.code, KOPE_EENV);
+    return;
+  }
+  assert_int_equal(kope_target_vendor_lang(t), own);
+  assert_int_equal(kope_target_build_only_vendor(t), build_only_vendor);
+  assert_ptr_equal(kope_target_vendor(t, matmul), kope_op_vendor_for(matmul, timed_matmul));
+  assert_ptr_equal(kope_target_vendor(t, relu), kope_op_vendor_for(relu, timed_relu));
+  kope_target_free(t);
+}
+
+static void test_target_vendor(void **state)
+{
+  char *dir = ops_dir();
+  kope_err err = {0, ""};
+  kope_op *matmul = kope_op_load("matmul", dir, &err), *relu = kope_op_load("relu", dir, &err);
+
+  (void)state;
+  assert_non_null(matmul);
+  assert_non_null(relu);
+  assert_non_null(kope_op_vendor_for(relu, KOPE_OP_VENDOR_C));
+  expect_target_vendor("cpu", KOPE_OP_VENDOR_C, 0, matmul, relu, KOPE_OP_VENDOR_C,
+                       KOPE_OP_VENDOR_C);
+  expect_target_vendor("opencl", KOPE_OP_VENDOR_NONE, 0, matmul, relu, KOPE_OP_VENDOR_C,
+                       KOPE_OP_VENDOR_C);
+  expect_target_vendor("cuda", KOPE_OP_VENDOR_CUDA, 1, matmul, relu, KOPE_OP_VENDOR_CUDA,
+                       KOPE_OP_VENDOR_NONE);
+  kope_op_free(matmul);
+  kope_op_free(relu);
+  free(dir);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -215,6 +259,7 @@ int main(void)
     cmocka_unit_test(test_lib_flags),
     cmocka_unit_test(test_spec_vendor_cuda),
     cmocka_unit_test(test_target_device),
+    cmocka_unit_test(test_target_vendor),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
