@@ -25,20 +25,6 @@ void kope_mem_case_init(kope_mem_case *c)
   c->d_score = 1.0;
 }
 
-void mem_case_release_strings(kope_mem_case *c)
-{
-  const char **s[] = {&c->op, &c->category, &c->target, &c->hw, &c->scene, &c->layer,
-                      &c->thought_id, &c->thought_title, &c->rationale, &c->code_before,
-                      &c->code_after, &c->diff, &c->feedback, &c->verdict, &c->harness,
-                      &c->err_sig, &c->uid, &c->origin};
-  size_t i;
-
-  for (i = 0; i < sizeof s / sizeof s[0]; i++) {
-    free((char *)*s[i]);
-    *s[i] = NULL;
-  }
-}
-
 void kope_mem_case_release(kope_mem_case *c)
 {
   if (!c || !c->owned)

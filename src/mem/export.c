@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/case_fields.h"
 #include "mem/engine.h"
 
 /* ---- a sorted id -> uid map of exported Cases -------------------------- */
@@ -102,24 +103,6 @@ static json_t *jstr(const char *s)
   return s ? json_string(s) : json_null();
 }
 
-static json_t *jnum(double v)
-{
-  return isfinite(v) ? json_real(v) : json_null();
-}
-
-static json_t *jid(int64_t v)
-{
-  return v ? json_integer(v) : json_null();
-}
-
-static json_t *jhash(jx *x, const char *h)
-{
-  if (!h[0])
-    return json_null();
-  json_object_set_new(x->hashes, h, json_true());
-  return json_string(h);
-}
-
 static const char *session_uid(jx *x, int64_t id)
 {
   kope_mem_session s;
@@ -135,51 +118,29 @@ static const char *session_uid(jx *x, int64_t id)
   return map_get(&x->sessions, id);
 }
 
+/* The uid of a Case's predecessor (exported before it, so in the map) or
+ * of its session. */
+static const char *link_uid(const mem_field *f, int64_t id, void *ctx)
+{
+  jx *x = ctx;
+
+  if (!id)
+    return NULL;
+  return f->flags & MF_TO_CASE ? map_get(&x->cases, id) : session_uid(x, id);
+}
+
+/* The Case's object (the one writer, with the uid links) and its source
+ * hashes noted for "sources". */
 static json_t *case_json(jx *x, const kope_mem_case *c)
 {
-  json_t *o = json_object(), *t = json_object();
+  size_t i;
 
-  json_object_set_new(o, "case_id", json_integer(c->id));
-  json_object_set_new(o, "uid", jstr(c->uid));
-  json_object_set_new(o, "prev_case_id", jid(c->prev_case_id));
-  json_object_set_new(o, "prev_uid", jstr(c->prev_case_id ? map_get(&x->cases, c->prev_case_id)
-                                                          : NULL));
-  json_object_set_new(o, "session_id", jid(c->session_id));
-  json_object_set_new(o, "session_uid", jstr(session_uid(x, c->session_id)));
-  json_object_set_new(o, "step", json_integer(c->step));
-  json_object_set_new(o, "op", jstr(c->op));
-  json_object_set_new(o, "category", jstr(c->category));
-  json_object_set_new(o, "target", jstr(c->target));
-  json_object_set_new(o, "hw", jstr(c->hw));
-  json_object_set_new(o, "device", jstr(c->device[0] ? c->device : NULL));
-  json_object_set_new(o, "scene", jstr(c->scene));
-  json_object_set_new(o, "verdict", jstr(c->verdict));
-  json_object_set_new(o, "correct", json_boolean(c->correct));
-  json_object_set_new(o, "speedup", jnum(c->speedup));
-  json_object_set_new(o, "speedup_vendor", jnum(c->speedup_vendor));
-  json_object_set_new(o, "step_ratio", json_real(c->step_ratio));
-  json_object_set_new(o, "label", json_string(kope_mem_label_name(c->label)));
-  json_object_set_new(o, "d_score", json_real(c->d_score));
-  json_object_set_new(o, "confidence", json_real(c->confidence));
-  json_object_set_new(o, "rank", json_real(c->rank));
-  json_object_set_new(o, "n_succ", json_integer(c->n_succ));
-  json_object_set_new(t, "layer", jstr(c->layer));
-  json_object_set_new(t, "id", jstr(c->thought_id));
-  json_object_set_new(t, "title", jstr(c->thought_title));
-  json_object_set_new(t, "rationale", jstr(c->rationale));
-  json_object_set_new(o, "thought", t);
-  json_object_set_new(o, "feedback", jstr(c->feedback));
-  json_object_set_new(o, "err_sig", jstr(c->err_sig));
-  json_object_set_new(o, "code_before_hash", jhash(x, c->code_before_hash));
-  json_object_set_new(o, "code_after_hash", jhash(x, c->code_after_hash));
-  json_object_set_new(o, "diff_hash", jhash(x, c->diff_hash));
-  json_object_set_new(o, "tokens_in", json_integer(c->tokens_in));
-  json_object_set_new(o, "tokens_out", json_integer(c->tokens_out));
-  json_object_set_new(o, "eval_seconds", jnum(c->eval_seconds));
-  json_object_set_new(o, "harness", jstr(c->harness));
-  json_object_set_new(o, "created", json_real(c->created));
-  json_object_set_new(o, "origin", jstr(c->origin));
-  return o;
+  for (i = 0; i < mem_n_case_fields; i++) {
+    const mem_field *f = &mem_case_fields[i];
+    if (f->kind == MF_SRC && MF_CHASH(c, f)[0])
+      json_object_set_new(x->hashes, MF_CHASH(c, f), json_true());
+  }
+  return mem_case_json(c, MEM_JSON_LINKS, link_uid, x);
 }
 
 static void put_json(FILE *out, json_t *v)

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/case_fields.h"
 #include "mem/engine.h"
 
 typedef struct imp {
@@ -141,54 +142,83 @@ static int take_source(imp *m, json_t *o, const char *key, const char **text, ch
   return KOPE_OK;
 }
 
+/* Field f of c from the JSON Case o (its group's sub-object for a
+ * grouped field); a missing number keeps kope_mem_case_init's value. */
+static int import_field(imp *m, json_t *o, kope_mem_case *c, const mem_field *f, size_t i)
+{
+  json_t *p = f->group[0] ? json_object_get(o, f->group) : o, *v = json_object_get(p, f->key);
+
+  switch (f->kind) {
+  case MF_INT:
+    *MF_AT(c, f, int64_t) = jget_int(p, f->key);
+    break;
+  case MF_BOOL:
+    *MF_AT(c, f, int) = json_is_true(v) || (json_is_integer(v) && json_integer_value(v) != 0);
+    break;
+  case MF_LABEL:
+    *MF_AT(c, f, int) = kope_mem_label_parse(jget_str(p, f->key));
+    break;
+  case MF_TEXT:
+    *MF_AT(c, f, mf_str) = jget_str(p, f->key);
+    break;
+  case MF_BUF:
+    snprintf(MF_AT(c, f, char), f->size, "%s", jget_str(p, f->key) ? jget_str(p, f->key) : "");
+    break;
+  case MF_REAL:
+  case MF_NUM:
+  case MF_TIME:
+    *MF_AT(c, f, double) = jget_num(p, f->key, *MF_AT(c, f, double));
+    break;
+  case MF_SRC:
+    return take_source(m, p, f->key, MF_AT(c, f, mf_str), MF_HASH(c, f), i);
+  case MF_LINK:   /* case_links: through the uids */
+    break;
+  }
+  return KOPE_OK;
+}
+
+/* The stored fields (place CASE) of the JSON Case o. */
 static int case_fields(imp *m, json_t *o, kope_mem_case *c, size_t i)
 {
-  json_t *t = json_object_get(o, "thought"), *cor = json_object_get(o, "correct");
-  int rc;
+  size_t k;
+  int rc = KOPE_OK;
 
-  c->step = jget_int(o, "step");
-  c->op = jget_str(o, "op");
-  c->category = jget_str(o, "category");
-  c->target = jget_str(o, "target");
-  c->hw = jget_str(o, "hw");
-  snprintf(c->device, sizeof c->device, "%s",
-           jget_str(o, "device") ? jget_str(o, "device") : "");
-  c->scene = jget_str(o, "scene");
-  c->layer = jget_str(t, "layer");
-  c->thought_id = jget_str(t, "id");
-  c->thought_title = jget_str(t, "title");
-  c->rationale = jget_str(t, "rationale");
-  c->feedback = jget_str(o, "feedback");
-  c->verdict = jget_str(o, "verdict");
-  c->correct = json_is_true(cor) || (json_is_integer(cor) && json_integer_value(cor) != 0);
-  c->speedup = jget_num(o, "speedup", NAN);
-  c->speedup_vendor = jget_num(o, "speedup_vendor", NAN);
-  c->confidence = jget_num(o, "confidence", 1.0);
-  c->tokens_in = jget_int(o, "tokens_in");
-  c->tokens_out = jget_int(o, "tokens_out");
-  c->eval_seconds = jget_num(o, "eval_seconds", NAN);
-  c->harness = jget_str(o, "harness");
-  c->created = jget_num(o, "created", 0.0);
-  if ((rc = take_source(m, o, "code_before_hash", &c->code_before, c->code_before_hash, i)) ||
-      (rc = take_source(m, o, "code_after_hash", &c->code_after, c->code_after_hash, i)) ||
-      (rc = take_source(m, o, "diff_hash", &c->diff, c->diff_hash, i)))
-    return rc;
-  return KOPE_OK;
+  for (k = 0; rc == KOPE_OK && k < mem_n_case_fields; k++)
+    if (mem_case_fields[k].place == MF_P_CASE)
+      rc = import_field(m, o, c, &mem_case_fields[k], i);
+  return rc;
+}
+
+/* Each LINK field from its uid (aux): a uid this store cannot resolve is
+ * refused; a link to a Case given by id without a uid too. */
+static int link_field(imp *m, json_t *o, kope_mem_case *c, const mem_field *f, size_t i)
+{
+  const char *u = jget_str(o, f->aux);
+  int to_case = (f->flags & MF_TO_CASE) != 0;
+  int64_t *id = MF_AT(c, f, int64_t);
+  char msg[128];
+  int rc = resolve(m, to_case ? MEM_U_CASE : MEM_U_SESSION, u, id);
+
+  if (rc == KOPE_OK && u && !*id) {
+    snprintf(msg, sizeof msg, to_case ? "its %s is neither earlier in the file nor in this "
+                                        "store" : "its %s is not in the file's sessions", f->aux);
+    return bad(m, "cases", i, msg);
+  }
+  if (rc == KOPE_OK && to_case && !u && json_is_integer(json_object_get(o, f->key))) {
+    snprintf(msg, sizeof msg, "has a %s but no %s", f->key, f->aux);
+    return bad(m, "cases", i, msg);
+  }
+  return rc;
 }
 
 static int case_links(imp *m, json_t *o, kope_mem_case *c, size_t i)
 {
-  const char *pu = jget_str(o, "prev_uid"), *su = jget_str(o, "session_uid");
-  int rc = resolve(m, MEM_U_CASE, pu, &c->prev_case_id);
+  size_t k;
+  int rc = KOPE_OK;
 
-  if (rc == KOPE_OK && pu && !c->prev_case_id)
-    return bad(m, "cases", i, "its prev_uid is neither earlier in the file nor in this store");
-  if (rc == KOPE_OK && !pu && json_is_integer(json_object_get(o, "prev_case_id")))
-    return bad(m, "cases", i, "has a prev_case_id but no prev_uid");
-  if (rc == KOPE_OK)
-    rc = resolve(m, MEM_U_SESSION, su, &c->session_id);
-  if (rc == KOPE_OK && su && !c->session_id)
-    return bad(m, "cases", i, "its session_uid is not in the file's sessions");
+  for (k = 0; rc == KOPE_OK && k < mem_n_case_fields; k++)
+    if (mem_case_fields[k].kind == MF_LINK)
+      rc = link_field(m, o, c, &mem_case_fields[k], i);
   return rc;
 }
 

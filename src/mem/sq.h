@@ -16,6 +16,7 @@
 #define KOPE_MEM_SQ_H
 
 #include <sqlite3.h>
+#include "mem/case_fields.h"
 #include "mem/engine.h"
 
 #define SQ_APP_ID 0x6B6F7065   /* "kope" in PRAGMA application_id */
@@ -43,15 +44,32 @@ enum sq_stmt_id {
   "' ' || coalesce(" p "verdict, '') || ' ' || "                                  \
   "substr(coalesce(" p "feedback, ''), 1, 2000)"
 
-/* The columns of a Case read back (indexes used by sq_read_case). */
+/* The columns of a Case read back, generated from the field table
+ * (case_fields.h): its CASE and DERIVED columns from cases (c), its SCORE
+ * columns from case_scores (s), in table order, then the provenance
+ * columns sq_read_case reads from SQ_N_SEL on. */
+#define SQ_SEL_IF_CASE(col) "c." col ", "
+#define SQ_SEL_IF_DERIVED(col) "c." col ", "
+#define SQ_SEL_IF_SCORE(col) "s." col ", "
+#define SQ_SEL_IF_ENGINE(col)
+#define SQ_SEL(name, kind, place, col, ...) SQ_SEL_IF_##place(col)
 #define SQ_CASE_COLS                                                              \
-  "c.id, c.session_id, c.step, c.prev_id, c.op, c.category, c.target, c.hw, "     \
-  "c.scene, c.layer, c.thought_id, c.thought_title, c.rationale, "                \
-  "c.code_before_hash, c.code_after_hash, c.diff_hash, c.feedback, c.verdict, "   \
-  "c.correct, c.speedup, c.speedup_vendor, c.confidence, c.tokens_in, "           \
-  "c.tokens_out, c.eval_seconds, c.harness, c.created, s.step_ratio, s.label, "   \
-  "s.d_score, s.rank, s.n_succ, c.err_sig, c.origin_db, c.origin_id, "            \
-  "c.import_id, i.source_path, c.device"
+  MEM_CASE_FIELDS(SQ_SEL) "c.origin_db, c.origin_id, c.import_id, i.source_path"
+#define SQ_NSEL_IF_CASE 1
+#define SQ_NSEL_IF_DERIVED 1
+#define SQ_NSEL_IF_SCORE 1
+#define SQ_NSEL_IF_ENGINE 0
+#define SQ_NSEL(name, kind, place, ...) + SQ_NSEL_IF_##place
+enum { SQ_N_SEL = 0 MEM_CASE_FIELDS(SQ_NSEL) };
+/* The columns SQ_CASE_INS writes: the table's CASE columns, in order, as
+ * parameters 1..SQ_N_INS, then err_sig, origin_db, origin_id, import_id. */
+#define SQ_INS_COL_IF_CASE(col) col ", "
+#define SQ_INS_COL_IF_DERIVED(col)
+#define SQ_INS_COL_IF_SCORE(col)
+#define SQ_INS_COL_IF_ENGINE(col)
+#define SQ_INS_COL(name, kind, place, col, ...) SQ_INS_COL_IF_##place(col)
+#define SQ_INS_Q(name, kind, place, col, ...) SQ_INS_COL_IF_##place("?")
+enum { SQ_N_INS = 0 MEM_CASE_FIELDS(MF_COUNT_CASE) };
 #define SQ_CASE_FROM                                                              \
   " FROM cases c JOIN case_scores s ON s.id = c.id"                               \
   " LEFT JOIN imports i ON i.id = c.import_id"

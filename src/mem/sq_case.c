@@ -207,58 +207,83 @@ static int put_scores(sq *s, int64_t id, const kope_mem_case *c, const mem_node 
   return sq_run(s, st, "storing scores", err);
 }
 
-static void bind_case(sqlite3_stmt *st, const kope_mem_case *c, const char h[3][65])
+/* Parameter i from field f of c (a CASE column); hash: a SRC field's
+ * stored hash. */
+static void bind_field(sqlite3_stmt *st, int i, const kope_mem_case *c, const mem_field *f,
+                       const char *hash)
 {
-  sq_bind_id(st, 1, c->session_id);
-  sqlite3_bind_int64(st, 2, c->step);
-  sq_bind_id(st, 3, c->prev_case_id);
-  sq_bind_text(st, 4, c->op);
-  sq_bind_text(st, 5, c->category);
-  sq_bind_text(st, 6, c->target);
-  sq_bind_text(st, 7, c->hw);
-  sq_bind_text(st, 8, c->scene);
-  sq_bind_text(st, 9, c->layer);
-  sq_bind_text(st, 10, c->thought_id);
-  sq_bind_text(st, 11, c->thought_title);
-  sq_bind_text(st, 12, c->rationale);
-  sq_bind_text(st, 13, h[0][0] ? h[0] : NULL);
-  sq_bind_text(st, 14, h[1][0] ? h[1] : NULL);
-  sq_bind_text(st, 15, h[2][0] ? h[2] : NULL);
-  sq_bind_text(st, 16, c->feedback);
-  sq_bind_text(st, 17, c->verdict);
-  sqlite3_bind_int(st, 18, c->correct != 0);
-  sq_bind_real(st, 19, c->speedup);
-  sq_bind_real(st, 20, c->speedup_vendor);
-  sqlite3_bind_double(st, 21, c->confidence);
-  sqlite3_bind_int64(st, 22, c->tokens_in);
-  sqlite3_bind_int64(st, 23, c->tokens_out);
-  sq_bind_real(st, 24, c->eval_seconds);
-  sq_bind_text(st, 25, c->harness);
-  sqlite3_bind_double(st, 26, c->created > 0 ? c->created : mem_wall_now());
-  sq_bind_text(st, 31, c->device[0] ? c->device : NULL);
+  switch (f->kind) {
+  case MF_LINK:
+    sq_bind_id(st, i, *MF_CAT(c, f, int64_t));
+    break;
+  case MF_INT:
+    sqlite3_bind_int64(st, i, *MF_CAT(c, f, int64_t));
+    break;
+  case MF_BOOL:
+    sqlite3_bind_int(st, i, *MF_CAT(c, f, int) != 0);
+    break;
+  case MF_LABEL:
+    sqlite3_bind_int(st, i, *MF_CAT(c, f, int));
+    break;
+  case MF_TEXT:
+    sq_bind_text(st, i, *MF_CAT(c, f, mf_str));
+    break;
+  case MF_BUF:
+    sq_bind_text(st, i, MF_CAT(c, f, char)[0] ? MF_CAT(c, f, char) : NULL);
+    break;
+  case MF_REAL:
+    sq_bind_real(st, i, *MF_CAT(c, f, double));
+    break;
+  case MF_NUM:
+    sqlite3_bind_double(st, i, *MF_CAT(c, f, double));
+    break;
+  case MF_TIME:
+    sqlite3_bind_double(st, i, *MF_CAT(c, f, double) > 0 ? *MF_CAT(c, f, double)
+                                                          : mem_wall_now());
+    break;
+  case MF_SRC:
+    sq_bind_text(st, i, hash[0] ? hash : NULL);
+    break;
+  }
+}
+
+/* Store the sources and bind every CASE column (parameters 1..SQ_N_INS). */
+static int bind_case(sq *s, sqlite3_stmt *st, const kope_mem_case *c, kope_err *err)
+{
+  size_t k;
+  int i = 0, rc = KOPE_OK;
+
+  for (k = 0; rc == KOPE_OK && k < mem_n_case_fields; k++) {
+    const mem_field *f = &mem_case_fields[k];
+    char h[65] = "";
+    if (f->place != MF_P_CASE)
+      continue;
+    if (f->kind == MF_SRC)
+      rc = put_source(s, *MF_CAT(c, f, mf_str), MF_CHASH(c, f), h, err);
+    bind_field(st, ++i, c, f, h);
+  }
+  return rc;
 }
 
 int sq_case_put(void *impl, const kope_mem_case *c, const mem_node *score,
                 const char *err_sig, const mem_origin *o, int64_t *id, kope_err *err)
 {
   sq *s = impl;
-  char h[3][65];
   sqlite3_stmt *st;
   int rc;
 
-  if ((rc = put_source(s, c->code_before, c->code_before_hash, h[0], err)) != KOPE_OK ||
-      (rc = put_source(s, c->code_after, c->code_after_hash, h[1], err)) != KOPE_OK ||
-      (rc = put_source(s, c->diff, c->diff_hash, h[2], err)) != KOPE_OK)
-    return rc;
   if (!(st = sq_stmt(s, SQ_CASE_INS, err)))
     return SQ_ERRCODE(err);
-  bind_case(st, c, (const char(*)[65])h);
-  sq_bind_text(st, 27, err_sig);
-  sq_bind_text(st, 28, o ? o->db : NULL);
+  if ((rc = bind_case(s, st, c, err)) != KOPE_OK) {
+    sqlite3_reset(st);
+    return rc;
+  }
+  sq_bind_text(st, SQ_N_INS + 1, err_sig);
+  sq_bind_text(st, SQ_N_INS + 2, o ? o->db : NULL);
   if (o && o->db)
-    sqlite3_bind_int64(st, 29, o->id);
+    sqlite3_bind_int64(st, SQ_N_INS + 3, o->id);
   if (o)
-    sq_bind_id(st, 30, o->import_id);
+    sq_bind_id(st, SQ_N_INS + 4, o->import_id);
   if ((rc = sq_run(s, st, "storing a Case", err)) != KOPE_OK)
     return rc;
   *id = sqlite3_last_insert_rowid(s->h);
@@ -269,92 +294,89 @@ int sq_case_put(void *impl, const kope_mem_case *c, const mem_node *score,
 
 /* ---- reading -------------------------------------------------------------- */
 
-static void col_hash(sqlite3_stmt *st, int i, char out[65])
+static void col_buf(sqlite3_stmt *st, int i, char *out, size_t size)
 {
   const unsigned char *t = sqlite3_column_text(st, i);
 
-  snprintf(out, 65, "%s", t ? (const char *)t : "");
+  snprintf(out, size, "%s", t ? (const char *)t : "");
 }
 
-static void col_device(sqlite3_stmt *st, int i, char out[256])
+/* Field f of c from column i. */
+static void read_field(sqlite3_stmt *st, int i, kope_mem_case *c, const mem_field *f)
 {
-  const unsigned char *t = sqlite3_column_text(st, i);
-
-  snprintf(out, 256, "%s", t ? (const char *)t : "");
+  switch (f->kind) {
+  case MF_LINK:
+  case MF_INT:
+    *MF_AT(c, f, int64_t) = sqlite3_column_int64(st, i);
+    break;
+  case MF_BOOL:
+  case MF_LABEL:
+    *MF_AT(c, f, int) = sqlite3_column_int(st, i);
+    break;
+  case MF_TEXT:
+    *MF_AT(c, f, mf_str) = sq_col_text(st, i);
+    break;
+  case MF_BUF:
+    col_buf(st, i, MF_AT(c, f, char), f->size);
+    break;
+  case MF_REAL:
+    *MF_AT(c, f, double) = sq_col_real(st, i, NAN);
+    break;
+  case MF_NUM:
+  case MF_TIME:
+    *MF_AT(c, f, double) = sqlite3_column_double(st, i);
+    break;
+  case MF_SRC:
+    col_buf(st, i, MF_HASH(c, f), 65);
+    break;
+  }
 }
 
 static char *origin_text(sqlite3_stmt *st)
 {
-  const char *db = (const char *)sqlite3_column_text(st, 33);
-  const char *path = (const char *)sqlite3_column_text(st, 36);
+  const char *db = (const char *)sqlite3_column_text(st, SQ_N_SEL);
+  const char *path = (const char *)sqlite3_column_text(st, SQ_N_SEL + 3);
 
   if (!db)
     return NULL;
   return kope_sprintf("imported from %s as %lld (import #%lld%s%s)", db,
-                      (long long)sqlite3_column_int64(st, 34),
-                      (long long)sqlite3_column_int64(st, 35), path ? ", " : "",
+                      (long long)sqlite3_column_int64(st, SQ_N_SEL + 1),
+                      (long long)sqlite3_column_int64(st, SQ_N_SEL + 2), path ? ", " : "",
                       path ? path : "");
 }
 
 void sq_read_case(sq *s, sqlite3_stmt *st, kope_mem_case *c)
 {
+  size_t k;
+  int i = 0;
+
   kope_mem_case_init(c);
   c->owned = 1;
-  c->id = sqlite3_column_int64(st, 0);
-  c->session_id = sqlite3_column_int64(st, 1);
-  c->step = sqlite3_column_int64(st, 2);
-  c->prev_case_id = sqlite3_column_int64(st, 3);
-  c->op = sq_col_text(st, 4);
-  c->category = sq_col_text(st, 5);
-  c->target = sq_col_text(st, 6);
-  c->hw = sq_col_text(st, 7);
-  c->scene = sq_col_text(st, 8);
-  c->layer = sq_col_text(st, 9);
-  c->thought_id = sq_col_text(st, 10);
-  c->thought_title = sq_col_text(st, 11);
-  c->rationale = sq_col_text(st, 12);
-  col_hash(st, 13, c->code_before_hash);
-  col_hash(st, 14, c->code_after_hash);
-  col_hash(st, 15, c->diff_hash);
-  c->feedback = sq_col_text(st, 16);
-  c->verdict = sq_col_text(st, 17);
-  c->correct = sqlite3_column_int(st, 18);
-  c->speedup = sq_col_real(st, 19, NAN);
-  c->speedup_vendor = sq_col_real(st, 20, NAN);
-  c->confidence = sqlite3_column_double(st, 21);
-  c->tokens_in = sqlite3_column_int64(st, 22);
-  c->tokens_out = sqlite3_column_int64(st, 23);
-  c->eval_seconds = sq_col_real(st, 24, NAN);
-  c->harness = sq_col_text(st, 25);
-  c->created = sqlite3_column_double(st, 26);
-  c->step_ratio = sqlite3_column_double(st, 27);
-  c->label = sqlite3_column_int(st, 28);
-  c->d_score = sqlite3_column_double(st, 29);
-  c->rank = sqlite3_column_double(st, 30);
-  c->n_succ = sqlite3_column_int64(st, 31);
-  c->err_sig = sq_col_text(st, 32);
-  if (sqlite3_column_type(st, 33) != SQLITE_NULL)
-    c->uid = mem_uid((const char *)sqlite3_column_text(st, 33), sqlite3_column_int64(st, 34));
+  for (k = 0; k < mem_n_case_fields; k++)
+    if (mem_case_fields[k].place != MF_P_ENGINE)
+      read_field(st, i++, c, &mem_case_fields[k]);
+  if (sqlite3_column_type(st, SQ_N_SEL) != SQLITE_NULL)
+    c->uid = mem_uid((const char *)sqlite3_column_text(st, SQ_N_SEL),
+                     sqlite3_column_int64(st, SQ_N_SEL + 1));
   else
     c->uid = mem_uid(s->uuid, c->id);
   c->origin = origin_text(st);
-  col_device(st, 37, c->device);
 }
 
+/* The texts of the SRC fields, from their hashes. */
 static int load_code(sq *s, kope_mem_case *c, kope_err *err)
 {
-  char *b = NULL, *a = NULL, *d = NULL;
+  size_t k;
   int rc = KOPE_OK;
 
-  if (c->code_before_hash[0])
-    rc = sq_source_get(s, c->code_before_hash, &b, err);
-  if (rc == KOPE_OK && c->code_after_hash[0])
-    rc = sq_source_get(s, c->code_after_hash, &a, err);
-  if (rc == KOPE_OK && c->diff_hash[0])
-    rc = sq_source_get(s, c->diff_hash, &d, err);
-  c->code_before = b;
-  c->code_after = a;
-  c->diff = d;
+  for (k = 0; rc == KOPE_OK && k < mem_n_case_fields; k++) {
+    const mem_field *f = &mem_case_fields[k];
+    char *body = NULL;
+    if (f->kind != MF_SRC || !MF_HASH(c, f)[0])
+      continue;
+    rc = sq_source_get(s, MF_HASH(c, f), &body, err);
+    *MF_AT(c, f, mf_str) = body;
+  }
   return rc;
 }
 

@@ -58,14 +58,8 @@ static const char *const stmt_sql[SQ_COUNT] = {
   [SQ_SCORE_INS] = "INSERT INTO case_scores(id, prev_id, op, target, category, layer, "
                    "thought_id, hw, a, step_ratio, label, d_score, confidence, rank, rank_ix) "
                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14)",
-  [SQ_CASE_INS] = "INSERT INTO cases(session_id, step, prev_id, op, category, target, hw, "
-                  "scene, layer, thought_id, thought_title, rationale, code_before_hash, "
-                  "code_after_hash, diff_hash, feedback, verdict, correct, speedup, "
-                  "speedup_vendor, confidence, tokens_in, tokens_out, eval_seconds, "
-                  "harness, created, err_sig, origin_db, origin_id, import_id, device) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                  "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, "
-                  "?31)",
+  [SQ_CASE_INS] = "INSERT INTO cases(" MEM_CASE_FIELDS(SQ_INS_COL) "err_sig, origin_db, "
+                  "origin_id, import_id) VALUES (" MEM_CASE_FIELDS(SQ_INS_Q) "?, ?, ?, ?)",
   [SQ_CASE_GET] = "SELECT " SQ_CASE_COLS SQ_CASE_FROM " WHERE c.id = ?1",
   [SQ_CASE_BRIEF] = "SELECT label, rank, step_ratio, d_score, layer, target, hw "
                     "FROM case_scores WHERE id = ?1",

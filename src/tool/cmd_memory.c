@@ -187,48 +187,6 @@ static json_t *jnum(double v)
   return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *case_json(const kope_mem_case *c, int full)
-{
-  json_t *o = json_pack("{s:I, s:o, s:o, s:I, s:s, s:o, s:o, s:s, s:b, s:o, s:f, s:s, s:f, "
-                        "s:f, s:{s:o, s:o, s:o}}",
-                        "case_id", (json_int_t)c->id, "prev_case_id",
-                        c->prev_case_id ? json_integer(c->prev_case_id) : json_null(),
-                        "session_id", c->session_id ? json_integer(c->session_id) : json_null(),
-                        "step", (json_int_t)c->step, "op", c->op, "category", jstr(c->category),
-                        "target", jstr(c->target), "verdict", c->verdict, "correct", c->correct,
-                        "speedup", jnum(c->speedup), "step_ratio", c->step_ratio, "label",
-                        kope_mem_label_name(c->label), "d_score", c->d_score, "confidence",
-                        c->confidence, "thought", "layer", jstr(c->layer), "id",
-                        jstr(c->thought_id), "title", jstr(c->thought_title));
-
-  if (o)
-    json_object_set_new(o, "device", jstr(c->device[0] ? c->device : NULL));
-  if (!full || !o)
-    return o;
-  json_object_set_new(o, "uid", jstr(c->uid));
-  json_object_set_new(o, "hw", jstr(c->hw));
-  json_object_set_new(o, "scene", jstr(c->scene));
-  json_object_set_new(json_object_get(o, "thought"), "rationale", jstr(c->rationale));
-  json_object_set_new(o, "feedback", jstr(c->feedback));
-  json_object_set_new(o, "err_sig", jstr(c->err_sig));
-  json_object_set_new(o, "speedup_vendor", jnum(c->speedup_vendor));
-  json_object_set_new(o, "rank", json_real(c->rank));
-  json_object_set_new(o, "n_succ", json_integer(c->n_succ));
-  json_object_set_new(o, "code_after_hash", jstr(c->code_after_hash[0] ? c->code_after_hash
-                                                                       : NULL));
-  json_object_set_new(o, "code_before_hash",
-                      jstr(c->code_before_hash[0] ? c->code_before_hash : NULL));
-  json_object_set_new(o, "tokens_in", json_integer(c->tokens_in));
-  json_object_set_new(o, "tokens_out", json_integer(c->tokens_out));
-  json_object_set_new(o, "eval_seconds", jnum(c->eval_seconds));
-  json_object_set_new(o, "harness", jstr(c->harness));
-  json_object_set_new(o, "created", json_real(c->created));
-  json_object_set_new(o, "origin", jstr(c->origin));
-  if (c->code_after)
-    json_object_set_new(o, "code_after", json_string(c->code_after));
-  return o;
-}
-
 static void print_json(json_t *doc)
 {
   json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
@@ -329,7 +287,7 @@ static int list_one(const kope_mem_case *c, void *ctx)
   list_ctx *l = ctx;
 
   if (l->arr) {
-    json_array_append_new(l->arr, case_json(c, 0));
+    json_array_append_new(l->arr, kope_mem_case_json(c, KOPE_MEM_JSON_BRIEF));
   } else {
     char *s = kope_mem_case_summary(c);
     printf("%s\n", s);
@@ -377,7 +335,7 @@ static int show_ids(kope_db *db, const int64_t *ids, size_t n, const char *title
     if ((rc = kope_mem_case_get(db, ids[i], 0, &c, err)) != KOPE_OK)
       break;
     if (arr) {
-      json_array_append_new(arr, case_json(&c, 0));
+      json_array_append_new(arr, kope_mem_case_json(&c, KOPE_MEM_JSON_BRIEF));
     } else {
       s = kope_mem_case_summary(&c);
       printf("  %s\n", s);
@@ -464,7 +422,7 @@ static int run_show(kope_db *db, mopts *o, kope_err *err)
   if ((rc = kope_mem_case_get(db, id, o->code ? KOPE_MEM_WITH_CODE : 0, &c, err)) != KOPE_OK)
     return rc;
   if (o->json)
-    doc = json_pack("{s:o}", "case", case_json(&c, 1));
+    doc = json_pack("{s:o}", "case", kope_mem_case_json(&c, KOPE_MEM_JSON_CODE));
   else
     show_text(&c, o->code);
   kope_mem_case_release(&c);
