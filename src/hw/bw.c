@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <omp.h>
 #include "kope/core.h"
-#include "hw_int.h"
+#include "hw/hw_int.h"
 
 #define HW_TRIAD_REPS 5
 #define HW_LEVEL_REPS 4

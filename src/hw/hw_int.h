@@ -1,8 +1,10 @@
 /*
- * Internals of the hardware profile shared by its files: the profile
- * structure (hw.c detects, caches and renders it; hw_bw.c measures its
- * per-level bandwidths) and the attribute that keeps benchmark loops
- * optimised in every build type. Not a public header.
+ * Internals of the hardware profile (include/kope/hw.h) shared by the
+ * files of src/hw/: the profile structure (detect.c detects it, peak.c
+ * and bw.c measure its peaks and per-level bandwidths, measure.c measures
+ * and caches it, access.c answers for it, render.c renders it), the helpers
+ * they share, and the attribute that keeps benchmark loops optimised in
+ * every build type. Not a public header.
  */
 #ifndef KOPE_HW_INT_H
 #define KOPE_HW_INT_H
@@ -37,6 +39,15 @@ struct kope_hw {
   int from_cache;
   char *measured_at;      /* ISO 8601 UTC; NULL when never measured */
 };
+
+/* detect.c: whether the space-separated list holds word; s with every
+ * byte outside printable ASCII replaced (in place). */
+int kope_hw_has_token(const char *list, const char *word);
+void kope_hw_sanitize(char *s);
+/* peak.c: the FP32 peak in GFLOP/s on nt threads (best of a few runs). */
+double kope_hw_measure_peak(int nt);
+/* measure.c: the JSON keys of the memory levels 1..4 ([0] is ""). */
+extern const char *const kope_hw_level_keys[];
 
 /* Cores the all-threads column spreads over (each has its own L1/L2). */
 int kope_hw_bench_cores(const kope_hw *hw);

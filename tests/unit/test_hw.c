@@ -1,5 +1,5 @@
 /*
- * Unit tests for the hardware profile (src/target/hw.c): detection gives
+ * Unit tests for the hardware profile (src/hw/): detection gives
  * sane facts, measurement gives plausible positive figures, the cache is
  * reused when it matches and re-measured when it is corrupt, incomplete or
  * from other hardware, an unwritable cache is not an error, and the
