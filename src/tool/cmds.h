@@ -12,5 +12,7 @@ int kope_cmd_memory(int argc, char **argv);
 int kope_cmd_optimize(int argc, char **argv);
 int kope_cmd_bench(int argc, char **argv);
 int kope_cmd_report(int argc, char **argv);
+int kope_cmd_queue(int argc, char **argv);
+int kope_cmd_worker(int argc, char **argv);
 
 #endif

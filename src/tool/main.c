@@ -21,6 +21,8 @@ static const struct subcmd subcmds[] = {
   {"memory", kope_cmd_memory, "inspect and manage the experience memory"},
   {"bench", kope_cmd_bench, "benchmark configurations side by side (results JSON)"},
   {"report", kope_cmd_report, "render bench results as HTML or Markdown"},
+  {"queue", kope_cmd_queue, "queue optimization jobs in a PostgreSQL store"},
+  {"worker", kope_cmd_worker, "run the queued jobs of a PostgreSQL store"},
   {NULL, NULL, NULL}
 };
 
