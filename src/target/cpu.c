@@ -120,53 +120,46 @@ out:
   return rc;
 }
 
+typedef struct obj_fill {
+  const char *tag, *src, *flags;
+} obj_fill;
+
+/* Compile a trusted unit into dir/unit.o (kope_child.h beside it). */
+static int fill_obj(kope_target *t, const char *dir, void *ctx, kope_err *err)
+{
+  const obj_fill *f = ctx;
+  const char *child_h = kope_embedded_file("kope_child.h", NULL);
+  char *h = kope_path_join(dir, "kope_child.h"), *log = NULL;
+  int rc = kope_file_write_atomic(h, child_h, strlen(child_h), err);
+
+  if (rc == KOPE_OK && compile_obj(dir, "unit", f->src, f->flags, NULL, 0, 120, &log, NULL) != 1)
+    rc = kope_err_set(err, KOPE_EENV, "target cpu: cannot build kope's %s object: %s", f->tag,
+                      log ? log : "");
+  free(log);
+  free(h);
+  return rc;
+}
+
 /* A cached object for trusted source text (runtime, shim): returns its path
  * (caller frees) or NULL with err set. */
 static char *cached_obj(kope_target *t, const char *tag, const char *src, const char *flags,
                         kope_err *err)
 {
-  char key[65], *dir = NULL, *tmp = NULL, *obj = NULL, *log = NULL, *blob;
+  obj_fill f = {tag, src, flags};
+  char key[65], *entry, *dir = NULL, *obj = NULL, *blob;
   const char *child_h = kope_embedded_file("kope_child.h", NULL);
 
   blob = kope_sprintf("%s\n%s\n%s\n%s\n%s", t->compiler, flags, tag, src, child_h);
   kope_sha256_hex(blob, strlen(blob), key);
-  free(blob);
-  dir = kope_sprintf("%s/obj", t->cache_dir);
-  obj = kope_sprintf("%s/%s-%.16s.o", dir, tag, key);
-  if (kope_is_file(obj))
-    goto out;
-  tmp = kope_sprintf("%s/tmp-%s-XXXXXX", dir, tag);
-  if (kope_mkdirs(dir, err) != KOPE_OK || !mkdtemp(tmp)) {
-    kope_err_set(err, KOPE_EENV, "cannot create a build directory under %s", dir);
-    goto fail;
-  }
-  {
-    char *h = kope_path_join(tmp, "kope_child.h");
-    kope_file_write_atomic(h, child_h, strlen(child_h), err);
-    free(h);
-  }
-  if (compile_obj(tmp, "unit", src, flags, NULL, 0, 120, &log, NULL) != 1) {
-    kope_err_set(err, KOPE_EENV, "target cpu: cannot build kope's %s object: %s", tag,
-                 log ? log : "");
-    goto fail;
-  }
-  {
-    char *o = kope_path_join(tmp, "unit.o");
-    if (rename(o, obj) != 0)
-      kope_err_set(err, KOPE_EENV, "cannot store %s in the cache", obj);
-    free(o);
-  }
-  if (kope_is_file(obj))
-    goto out;
-fail:
-  free(obj);
-  obj = NULL;
-out:
-  if (tmp)
-    kope_rmtree(tmp);
-  free(tmp);
+  entry = kope_sprintf("obj/%s-%.16s", tag, key);
+  if (kope_target_cache_entry(t, entry, "unit.o", fill_obj, &f, &dir, NULL, err) == KOPE_OK &&
+      !dir)
+    kope_err_set(err, KOPE_EENV, "target cpu: kope's %s object was not built", tag);
+  if (dir)
+    obj = kope_path_join(dir, "unit.o");
   free(dir);
-  free(log);
+  free(entry);
+  free(blob);
   return obj;
 }
 

@@ -154,41 +154,48 @@ static int write_text(const char *dir, const char *name, const char *text, kope_
   return rc;
 }
 
+/* gcc: the child runtime into dir/unit.o. */
+static int fill_runtime(kope_target *t, const char *dir, void *ctx, kope_err *err)
+{
+  const char *c = kope_embedded_file("kope_child.c", NULL), *h = kope_embedded_file("kope_child.h", NULL);
+  const char *argv[] = {"gcc", "-std=gnu11", "-O2", "-Wall", "-c", "kope_child.c", "-o",
+                        "unit.o", NULL};
+  char *log = NULL;
+  int rc;
+
+  if ((rc = write_text(dir, "kope_child.c", c, err)) == KOPE_OK &&
+      (rc = write_text(dir, "kope_child.h", h, err)) == KOPE_OK &&
+      run_tool(argv, dir, 120, &log, NULL) != 1)
+    rc = kope_err_set(err, KOPE_EENV, "target cuda: cannot build kope's child runtime: %s", log);
+  free(log);
+  return rc;
+}
+
+/* The path of the cached file marker of entry, filled by fill (caller
+ * frees), or NULL with err. */
+static char *cached_file(kope_target *t, const char *entry, const char *marker,
+                         kope_cache_fill_fn fill, kope_err *err)
+{
+  char *dir = NULL, *path = NULL;
+
+  if (kope_target_cache_entry(t, entry, marker, fill, NULL, &dir, NULL, err) == KOPE_OK && !dir)
+    kope_err_set(err, KOPE_EENV, "target cuda: %s was not built", marker);
+  if (dir)
+    path = kope_path_join(dir, marker);
+  free(dir);
+  return path;
+}
+
 /* The child runtime compiled by gcc, cached by content (caller frees). */
 static char *runtime_obj(kope_target *t, kope_err *err)
 {
   const char *c = kope_embedded_file("kope_child.c", NULL), *h = kope_embedded_file("kope_child.h", NULL);
-  char key[65], *blob = kope_sprintf("cuda-runtime\n%s\n%s", c, h), *log = NULL;
-  char *dir = kope_sprintf("%s/obj", t->cache_dir), *obj, *tmp = NULL;
-  const char *argv[] = {"gcc", "-std=gnu11", "-O2", "-Wall", "-c", "kope_child.c", "-o",
-                        "unit.o", NULL};
+  char key[65], *blob = kope_sprintf("cuda-runtime\n%s\n%s", c, h), *entry, *obj;
 
   kope_sha256_hex(blob, strlen(blob), key);
-  obj = kope_sprintf("%s/cuda-runtime-%.16s.o", dir, key);
-  if (kope_is_file(obj))
-    goto out;
-  tmp = kope_sprintf("%s/tmp-cuda-runtime-XXXXXX", dir);
-  if (kope_mkdirs(dir, err) != KOPE_OK || !mkdtemp(tmp)) {
-    kope_err_set(err, KOPE_EENV, "cannot create a build directory under %s", dir);
-  } else if (write_text(tmp, "kope_child.c", c, err) || write_text(tmp, "kope_child.h", h, err)) {
-  } else if (run_tool(argv, tmp, 120, &log, NULL) != 1) {
-    kope_err_set(err, KOPE_EENV, "target cuda: cannot build kope's child runtime: %s", log);
-  } else {
-    char *o = kope_path_join(tmp, "unit.o");
-    if (rename(o, obj) != 0)
-      kope_err_set(err, KOPE_EENV, "cannot store %s in the cache", obj);
-    free(o);
-  }
-  if (!kope_is_file(obj)) {
-    free(obj);
-    obj = NULL;
-  }
-out:
-  if (tmp && kope_is_dir(tmp))
-    kope_rmtree(tmp);
-  free(tmp);
-  free(dir);
-  free(log);
+  entry = kope_sprintf("obj/cuda-runtime-%.16s", key);
+  obj = cached_file(t, entry, "unit.o", fill_runtime, err);
+  free(entry);
   free(blob);
   return obj;
 }
@@ -524,50 +531,29 @@ static const char probe_src[] =
   "    if (cudaGetDeviceProperties(&p, 0) == cudaSuccess)\n"
   "      printf(\"%s (sm_%d%d)\\n\", p.name, p.major, p.minor);\n  }\n  return 0;\n}\n";
 
+/* nvcc: the probe program into dir/probe. */
+static int fill_probe(kope_target *t, const char *dir, void *ctx, kope_err *err)
+{
+  const char *argv[] = {nvcc_path, "-o", "probe", "probe.cu", "-cudart", "static", NULL};
+  char *log = NULL;
+  int rc = write_text(dir, "probe.cu", probe_src, err);
+
+  if (rc == KOPE_OK && run_tool(argv, dir, 180, &log, NULL) != 1)
+    rc = kope_err_set(err, KOPE_EENV, "target cuda: cannot build the device probe: %s", log);
+  free(log);
+  return rc;
+}
+
 /* The probe program, built once and cached (caller frees). */
 static char *probe_exe(kope_target *t, kope_err *err)
 {
-  char key[65], *blob = kope_sprintf("%s\n%s", t->compiler, probe_src), *log = NULL;
-  char *dir, *exe, *tmp;
-  const char *argv[] = {nvcc_path, "-o", "probe", "probe.cu", "-cudart", "static", NULL};
+  char key[65], *blob = kope_sprintf("%s\n%s", t->compiler, probe_src), *entry, *exe;
 
   kope_sha256_hex(blob, strlen(blob), key);
-  dir = kope_sprintf("%s/build/cuda-probe-%.16s", t->cache_dir, key);
-  exe = kope_path_join(dir, "probe");
-  tmp = kope_sprintf("%s.tmpXXXXXX", dir);
-  if (kope_is_file(exe))
-    goto out;
-  {
-    char *parent = kope_sprintf("%s/build", t->cache_dir);
-    int rc = kope_mkdirs(parent, err);
-    free(parent);
-    if (rc != KOPE_OK || !mkdtemp(tmp)) {
-      kope_err_set(err, KOPE_EENV, "cannot create a build directory %s", tmp);
-      goto fail;
-    }
-  }
-  if (write_text(tmp, "probe.cu", probe_src, err) != KOPE_OK)
-    goto fail;
-  if (run_tool(argv, tmp, 180, &log, NULL) != 1) {
-    kope_err_set(err, KOPE_EENV, "target cuda: cannot build the device probe: %s", log);
-    goto fail;
-  }
-  if (rename(tmp, dir) != 0 && !kope_is_dir(dir)) {
-    kope_err_set(err, KOPE_EENV, "cannot store the device probe in %s", dir);
-    goto fail;
-  }
-  if (kope_is_file(exe))
-    goto out;
-fail:
-  free(exe);
-  exe = NULL;
-out:
-  if (kope_is_dir(tmp))
-    kope_rmtree(tmp);
-  free(tmp);
-  free(dir);
+  entry = kope_sprintf("build/cuda-probe-%.16s", key);
+  exe = cached_file(t, entry, "probe", fill_probe, err);
+  free(entry);
   free(blob);
-  free(log);
   return exe;
 }
 

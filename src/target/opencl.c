@@ -145,16 +145,38 @@ static int cc(const char *dir, const char *const *args, char **log)
   return rc;
 }
 
-/* The trusted objects (runtime, host, device, expr) and the build-only
- * helper, built once per content hash under <cache>/ocl-<hash>. Returns
- * that directory (caller frees) or NULL with err. */
-static char *runtime_dir(kope_target *t, kope_err *err)
+/* Build the trusted objects (runtime, host, device, expr) and the
+ * build-only helper kope-oclc into dir. */
+static int fill_runtime(kope_target *t, const char *dir, void *ctx, kope_err *err)
 {
   static const char *const steps[][8] = {
     {"-c", "kope_child.c", NULL}, {"-c", "kope_ocl_dev.c", NULL},
     {"-c", "kope_ocl_host.c", NULL}, {"-c", "kope_ocl_build.c", NULL}, {"-c", "expr.c", NULL},
     {"-o", "kope-oclc", "kope_ocl_build.o", "kope_ocl_dev.o", "-lOpenCL", NULL}};
-  char key[65], *dir, *tmp = NULL, *log = NULL;
+  char *log = NULL;
+  size_t i;
+  int rc = write_files(dir, err);
+
+  if (rc != KOPE_OK)
+    rc = kope_err_set(err, KOPE_EENV, "target opencl: cannot create %s", dir);
+  for (i = 0; rc == KOPE_OK && i < sizeof steps / sizeof steps[0]; i++) {
+    free(log);
+    log = NULL;
+    if (cc(dir, steps[i], &log) != 1)
+      rc = kope_err_set(err, KOPE_EENV, "target opencl: cannot build kope's OpenCL host runtime "
+                        "(are ocl-icd-opencl-dev and opencl-c-headers installed?): %.600s",
+                        log ? log : "");
+  }
+  free(log);
+  return rc;
+}
+
+/* The trusted objects and the build-only helper, built once per content
+ * hash under <cache>/obj/ocl-<hash>. Returns that directory (caller frees)
+ * or NULL with err. */
+static char *runtime_dir(kope_target *t, kope_err *err)
+{
+  char key[65], *entry, *dir = NULL;
   kope_buf blob;
   size_t i;
 
@@ -164,42 +186,11 @@ static char *runtime_dir(kope_target *t, kope_err *err)
     kope_buf_printf(&blob, "%s\n%s\n", ocl_files[i], kope_embedded_file(ocl_files[i], NULL));
   kope_sha256_hex(blob.data, blob.len, key);
   kope_buf_release(&blob);
-  dir = kope_sprintf("%s/obj/ocl-%.16s", t->cache_dir, key);
-  if (kope_is_file(dir) || kope_is_dir(dir))
-    return dir;
-  tmp = kope_sprintf("%s.tmpXXXXXX", dir);
-  {
-    char *parent = kope_sprintf("%s/obj", t->cache_dir);
-    int rc = kope_mkdirs(parent, err);
-    free(parent);
-    if (rc != KOPE_OK || !mkdtemp(tmp) || write_files(tmp, err) != KOPE_OK) {
-      kope_err_set(err, KOPE_EENV, "target opencl: cannot create %s", tmp);
-      goto fail;
-    }
-  }
-  for (i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-    free(log);
-    log = NULL;
-    if (cc(tmp, steps[i], &log) != 1) {
-      kope_err_set(err, KOPE_EENV, "target opencl: cannot build kope's OpenCL host runtime "
-                   "(are ocl-icd-opencl-dev and opencl-c-headers installed?): %.600s",
-                   log ? log : "");
-      goto fail;
-    }
-  }
-  if (rename(tmp, dir) != 0 && !kope_is_dir(dir)) {
-    kope_err_set(err, KOPE_EENV, "cannot store %s", dir);
-    goto fail;
-  }
-  goto out;
-fail:
-  free(dir);
-  dir = NULL;
-out:
-  if (tmp && kope_is_dir(tmp))
-    kope_rmtree(tmp);
-  free(tmp);
-  free(log);
+  entry = kope_sprintf("obj/ocl-%.16s", key);
+  if (kope_target_cache_entry(t, entry, "kope-oclc", fill_runtime, NULL, &dir, NULL, err) ==
+          KOPE_OK && !dir)
+    kope_err_set(err, KOPE_EENV, "target opencl: kope-oclc was not built");
+  free(entry);
   return dir;
 }
 

@@ -218,28 +218,79 @@ int kope_target_check_flags(const kope_target *t, const char *flags, kope_err *e
   return rc;
 }
 
+/* A fill found the marker already in place, or rename lost a race to
+ * another process that stored the same entry: either way it is there. */
+static int entry_done(const char *dir, const char *marker)
+{
+  char *m = kope_path_join(dir, marker);
+  int ok = kope_is_file(m);
+
+  free(m);
+  return ok;
+}
+
+int kope_target_cache_entry(kope_target *t, const char *entry, const char *marker,
+                            kope_cache_fill_fn fill, void *ctx, char **dir, int *cached,
+                            kope_err *err)
+{
+  char *path = kope_path_join(t->cache_dir, entry), *tmp = NULL, *parent;
+  int rc = KOPE_OK;
+
+  *dir = NULL;
+  if (cached)
+    *cached = 0;
+  if (entry_done(path, marker)) {
+    if (cached)
+      *cached = 1;
+    *dir = path;
+    return KOPE_OK;
+  }
+  parent = kope_strdup(path);
+  *strrchr(parent, '/') = '\0';
+  tmp = kope_sprintf("%s.tmpXXXXXX", path);
+  if ((rc = kope_mkdirs(parent, err)) == KOPE_OK && !mkdtemp(tmp))
+    rc = kope_err_set(err, KOPE_EENV, "cannot create a build directory %s", tmp);
+  if (rc == KOPE_OK && (rc = fill(t, tmp, ctx, err)) == KOPE_OK && entry_done(tmp, marker)) {
+    if (rename(tmp, path) != 0 && !entry_done(path, marker))
+      rc = kope_err_set(err, KOPE_EENV, "cannot store %s in the cache", path);
+    else
+      *dir = kope_strdup(path);
+  }
+  if (kope_is_dir(tmp))
+    kope_rmtree(tmp);
+  free(tmp);
+  free(parent);
+  free(path);
+  return rc;
+}
+
+typedef struct build_fill {
+  kope_build_in_fn build_in;
+  const kope_build_req *req;
+  void *ctx;
+  kope_build_out *out;
+} build_fill;
+
+static int fill_build(kope_target *t, const char *dir, void *ctx, kope_err *err)
+{
+  build_fill *f = ctx;
+  int rc = f->build_in(t, f->req, dir, f->out, err, f->ctx);
+
+  return rc == KOPE_OK && !f->out->ok ? KOPE_OK : rc;
+}
+
 int kope_target_cached_build(kope_target *t, const char *name, kope_build_in_fn build_in,
                              const kope_build_req *req, void *ctx, kope_build_out *out,
                              kope_err *err)
 {
-  char *dir = kope_sprintf("%s/build/%s", t->cache_dir, name), *tmp = NULL;
-  char *parent = kope_sprintf("%s/build", t->cache_dir);
-  int rc = KOPE_OK;
+  build_fill f = {build_in, req, ctx, out};
+  char *entry = kope_sprintf("build/%s", name), *dir = NULL;
+  int rc = kope_target_cache_entry(t, entry, "worker", fill_build, &f, &dir, &out->cached, err);
 
-  out->exe = kope_path_join(dir, "worker");
-  if (kope_is_file(out->exe)) {
-    out->ok = out->cached = 1;
-    out->diagnostics = kope_strdup("");
-    goto out;
-  }
-  free(out->exe);
-  out->exe = NULL;
-  tmp = kope_sprintf("%s.tmpXXXXXX", dir);
-  if ((rc = kope_mkdirs(parent, err)) == KOPE_OK && !mkdtemp(tmp))
-    rc = kope_err_set(err, KOPE_EENV, "cannot create a build directory %s", tmp);
-  if (rc == KOPE_OK && (rc = build_in(t, req, tmp, out, err, ctx)) == KOPE_OK && out->ok) {
-    if (rename(tmp, dir) != 0 && !kope_is_dir(dir))
-      rc = kope_err_set(err, KOPE_EENV, "cannot store build in %s", dir);
+  if (rc == KOPE_OK && dir) {
+    out->ok = 1;
+    if (out->cached && !out->diagnostics)
+      out->diagnostics = kope_strdup("");
     free(out->exe);
     out->exe = kope_path_join(dir, "worker");
     if (out->obj) {
@@ -247,12 +298,8 @@ int kope_target_cached_build(kope_target *t, const char *name, kope_build_in_fn 
       out->obj = kope_path_join(dir, "kernel.o");
     }
   }
-  if (kope_is_dir(tmp))
-    kope_rmtree(tmp);
-out:
-  free(tmp);
-  free(parent);
   free(dir);
+  free(entry);
   return rc;
 }
 

@@ -75,6 +75,20 @@ typedef struct kope_tool_run {
  * *log gets the output (caller frees); *code, when not NULL, the exit
  * status or -1; *secs, when not NULL, grows by the wall time. */
 int kope_target_run_tool(const kope_tool_run *t, char **log, int *code, double *secs);
+/* Fills the fresh directory dir with a cache entry (ctx: the caller's):
+ * KOPE_OK, else an error and nothing is stored. */
+typedef int (*kope_cache_fill_fn)(kope_target *t, const char *dir, void *ctx, kope_err *err);
+/* The one content-addressed cache of trusted builds: the entry
+ * <cache>/<entry> ("obj/runtime-<hash>": the name carries the content
+ * hash of everything it depends on) is complete when its file marker
+ * exists. Then *dir is its path and *cached 1; else fill runs in a fresh
+ * <entry>.tmpXXXXXX beside it, which is renamed into place when fill
+ * returned KOPE_OK and left the marker (*dir then set, caller frees); a
+ * fill without the marker stores nothing (*dir NULL, KOPE_OK: a compile
+ * error the caller reports). cached may be NULL. */
+int kope_target_cache_entry(kope_target *t, const char *entry, const char *marker,
+                            kope_cache_fill_fn fill, void *ctx, char **dir, int *cached,
+                            kope_err *err);
 /* Builds a worker into the fresh directory dir (ctx: the caller's). */
 typedef int (*kope_build_in_fn)(kope_target *t, const kope_build_req *req, const char *dir,
                                 kope_build_out *out, kope_err *err, void *ctx);

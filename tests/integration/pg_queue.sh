@@ -108,6 +108,24 @@ expect_exit 3 "a worker of another harness version is refused" -- "$KOPE" worker
 expect_match "the refusal names both versions" "$T/err" "kope-eval-0.*kope-eval"
 pg_psql "DELETE FROM kope_jobs WHERE harness = 'kope-eval-0'" >/dev/null
 
+# ---- Ctrl-C: the current Case is finished, the job given back -------------
+"$KOPE" queue add relu --db "$URL" --budget-evals 20 -- "${OPT[@]}" >/dev/null 2>&1
+before=$(pg_psql "SELECT count(*) FROM cases")
+"$KOPE" worker --db "$URL" --lease 5 >"$T/wi.out" 2>"$T/wi.err" &
+WI=$!
+for _ in $(seq 1 100); do
+  [ "$(pg_psql "SELECT count(*) FROM kope_jobs WHERE state = 'running'")" = 1 ] && break
+  sleep 0.1
+done
+sleep 3
+kill -INT "$WI"
+wait "$WI"; wrc=$?
+expect_eq "an interrupted worker exits 0" "$wrc" 0
+expect_eq "its job is pending again" "$(pg_psql "SELECT state FROM kope_jobs ORDER BY id DESC LIMIT 1")" pending
+expect_eq "the interrupted session's Cases were recorded" \
+  "$(pg_psql "SELECT count(*) > $before FROM cases")" t
+pg_psql "DELETE FROM kope_jobs WHERE state = 'pending'" >/dev/null
+
 # ---- round trip SQLite -> PostgreSQL -> SQLite ----------------------------
 "$KOPE" memory export --db "$URL" --out "$T/pg.json" >/dev/null 2>&1
 "$KOPE" memory import "$T/pg.json" --db "$T/a.db" >/dev/null 2>&1
