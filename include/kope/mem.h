@@ -67,6 +67,13 @@ const char *kope_db_uuid(const kope_db *db);      /* this store's identity */
 int kope_db_schema_version(const kope_db *db);
 const char *kope_db_engine(const kope_db *db);    /* "sqlite" or "postgresql" */
 
+/* Copy the store db into a new file at dst (replaced if it exists), one
+ * consistent snapshot taken through the engine (SQLite: the online
+ * backup, so a store in WAL mode is copied whole); db is only read and
+ * may be read-only. An engine that cannot copy to a file: KOPE_EINPUT;
+ * dst not writable: KOPE_EENV. */
+int kope_db_copy(kope_db *db, const char *dst, kope_err *err);
+
 /* Group several writes into one transaction (bulk loads, imports). Writes
  * made inside are durable only once kope_db_commit returns KOPE_OK; a
  * failed write inside makes the commit fail and roll everything back. */

@@ -1,12 +1,11 @@
 /*
  * The memory of each benchmark run: a private copy of the starting store
- * (SQLite's online backup, so a store in WAL mode is copied whole and the
- * original is only read), optionally with a memory export from another
+ * (kope_db_copy: SQLite's online backup, so a store in WAL mode is copied
+ * whole and the original is only read), optionally with a memory export from another
  * target imported; and, after a session, what the bench reads back from
  * that store: the session's experience forest and its incumbent curve.
  */
 #include <math.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,31 +25,6 @@ static void remove_db_files(const char *path)
   free(p);
 }
 
-static int backup(const char *src, const char *dst, kope_err *err)
-{
-  sqlite3 *s = NULL, *d = NULL;
-  sqlite3_backup *b;
-  int rc = KOPE_OK;
-
-  if (sqlite3_open_v2(src, &s, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-      sqlite3_open(dst, &d) != SQLITE_OK) {
-    rc = kope_err_set(err, KOPE_EENV, "cannot copy memory %s to %s", src, dst);
-    goto out;
-  }
-  sqlite3_busy_timeout(s, 5000);
-  if (!(b = sqlite3_backup_init(d, "main", s, "main"))) {
-    rc = kope_err_set(err, KOPE_EENV, "cannot copy memory %s: %s", src, sqlite3_errmsg(d));
-    goto out;
-  }
-  if (sqlite3_backup_step(b, -1) != SQLITE_DONE)
-    rc = kope_err_set(err, KOPE_EENV, "copying memory %s: %s", src, sqlite3_errmsg(d));
-  sqlite3_backup_finish(b);
-out:
-  sqlite3_close(s);
-  sqlite3_close(d);
-  return rc;
-}
-
 int kope_bench_store_prepare(const char *path, const char *src, const char *source_memory,
                              kope_err *err)
 {
@@ -60,11 +34,12 @@ int kope_bench_store_prepare(const char *path, const char *src, const char *sour
 
   remove_db_files(path);
   if (src) {
-    /* refuse a file that is not a kope store before copying it */
+    /* a file that is not a kope store is refused before copying it */
     if (!(db = kope_db_open(src, KOPE_DB_NOCREATE | KOPE_DB_READONLY, err)))
       return err->code;
+    rc = kope_db_copy(db, path, err);
     kope_db_close(db);
-    if ((rc = backup(src, path, err)) != KOPE_OK)
+    if (rc != KOPE_OK)
       return rc;
   }
   if (!(db = kope_db_open(path, 0, err)))

@@ -77,6 +77,16 @@ const char *kope_db_engine(const kope_db *db)
   return db->eng->name;
 }
 
+int kope_db_copy(kope_db *db, const char *dst, kope_err *err)
+{
+  if (!dst || !*dst)
+    return kope_err_set(err, KOPE_EINPUT, "kope_db_copy: no destination path");
+  if (!db->eng->copy)
+    return kope_err_set(err, KOPE_EINPUT, "a %s store cannot be copied to a file",
+                        db->eng->name);
+  return db->eng->copy(db->impl, dst, err);
+}
+
 int kope_db_begin(kope_db *db, kope_err *err)
 {
   return db->eng->txn(db->impl, MEM_TXN_BEGIN, err);

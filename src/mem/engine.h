@@ -152,6 +152,10 @@ typedef struct mem_engine {
   int (*import_end)(void *impl, const kope_mem_import_stats *st, kope_err *err);
   /* Storage-level integrity check; findings appended to report. */
   int (*integrity)(void *impl, kope_buf *report, kope_err *err);
+  /* Copy the whole store, consistently, into a new file at dst (an
+   * existing file there is replaced); the store is only read. NULL for
+   * an engine that cannot (kope_db_copy then gives KOPE_EINPUT). */
+  int (*copy)(void *impl, const char *dst, kope_err *err);
 } mem_engine;
 
 extern const mem_engine kope_mem_sqlite_engine;

@@ -567,6 +567,30 @@ static int sq_schema_version(void *impl)
   return ((sq *)impl)->schema;
 }
 
+/* The online backup of the open handle into a new file at dst. */
+static int sq_copy(void *impl, const char *dst, kope_err *err)
+{
+  sq *s = impl;
+  sqlite3 *d = NULL;
+  sqlite3_backup *b;
+  int rc = KOPE_OK;
+
+  if (sqlite3_open(dst, &d) != SQLITE_OK) {
+    rc = kope_err_set(err, KOPE_EENV, "cannot copy memory %s to %s", s->path, dst);
+    goto out;
+  }
+  if (!(b = sqlite3_backup_init(d, "main", s->h, "main"))) {
+    rc = kope_err_set(err, KOPE_EENV, "cannot copy memory %s: %s", s->path, sqlite3_errmsg(d));
+    goto out;
+  }
+  if (sqlite3_backup_step(b, -1) != SQLITE_DONE)
+    rc = kope_err_set(err, KOPE_EENV, "copying memory %s: %s", s->path, sqlite3_errmsg(d));
+  sqlite3_backup_finish(b);
+out:
+  sqlite3_close(d);
+  return rc;
+}
+
 const mem_engine kope_mem_sqlite_engine = {
   .name = "sqlite",
   .open = sq_open,
@@ -610,4 +634,5 @@ const mem_engine kope_mem_sqlite_engine = {
   .import_begin = sq_import_begin,
   .import_end = sq_import_end,
   .integrity = sq_integrity,
+  .copy = sq_copy,
 };

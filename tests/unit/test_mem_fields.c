@@ -10,7 +10,7 @@
  * plus the uid links), and imported into a second real file, where every
  * field but the local ids and the provenance equals the original. Also:
  * the brief JSON holds exactly the MF_BRIEF fields, and --code adds the
- * source texts.
+ * source texts; kope_db_copy makes the same store in a new file.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -374,6 +374,33 @@ static void test_brief_code(void **state)
   kope_mem_case_release(&c);
 }
 
+/* kope_db_copy: the copy is the same store (uuid, every Case field); an
+ * unwritable destination is an environment error. */
+static void test_copy(void **state)
+{
+  fx *x = *state;
+  kope_err err = {0};
+  char *p = kope_path_join(x->dir, "copy.db");
+  kope_db *c;
+  kope_mem_case a, b;
+  size_t i;
+
+  assert_int_equal(kope_db_copy(x->a, p, &err), KOPE_OK);
+  c = kope_db_open(p, KOPE_DB_NOCREATE | KOPE_DB_READONLY, &err);
+  assert_non_null(c);
+  assert_string_equal(kope_db_uuid(c), kope_db_uuid(x->a));
+  assert_int_equal(kope_mem_case_get(x->a, x->child, KOPE_MEM_WITH_CODE, &a, &err), KOPE_OK);
+  assert_int_equal(kope_mem_case_get(c, x->child, KOPE_MEM_WITH_CODE, &b, &err), KOPE_OK);
+  for (i = 0; i < mem_n_case_fields; i++)
+    if (!same(&a, &b, &mem_case_fields[i]))
+      fail_msg("field %s differs in the copy", mem_case_fields[i].name);
+  kope_mem_case_release(&a);
+  kope_mem_case_release(&b);
+  kope_db_close(c);
+  assert_int_equal(kope_db_copy(x->a, "/proc/kope-no/such.db", &err), KOPE_EENV);
+  free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -381,6 +408,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_export, setup, teardown),
     cmocka_unit_test_setup_teardown(test_import, setup, teardown),
     cmocka_unit_test_setup_teardown(test_brief_code, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
