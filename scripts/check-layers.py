@@ -4,7 +4,7 @@ layer may use, so the architecture cannot drift silently.
 
 The modules, lowest first (README, Layout):
 
-    core hw op target eval mem ctx llm policy agent bench tool
+    core hw op target eval mem queue ctx llm policy agent bench tool
 
 A file of module M is src/M/** (M's internal headers and sources) or
 include/kope/M.h (M's public header). It may include
@@ -31,7 +31,7 @@ import os
 import re
 import sys
 
-ORDER = ["core", "hw", "op", "target", "eval", "mem", "ctx", "llm", "policy",
+ORDER = ["core", "hw", "op", "target", "eval", "mem", "queue", "ctx", "llm", "policy",
          "agent", "bench", "tool"]
 RANK = {m: i for i, m in enumerate(ORDER)}
 PUBLIC_ONLY = {"tool"}
