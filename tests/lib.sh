@@ -1,6 +1,7 @@
 # Shared helpers for integration tests (sourced, not a test itself).
 # Provides: $KOPE, $KOPE_SRC, $T (fresh scratch dir), expect_exit, json_get,
-# pass/fail counters, skip and finish.
+# pass/fail counters, skip and finish; q (sqlite3), json_file, variant
+# (a seed with every knob at its first or last value), find_nvcc.
 set -u
 : "${KOPE:?KOPE must point to the kope binary}"
 : "${KOPE_SRC:?KOPE_SRC must point to the source tree}"
@@ -44,6 +45,38 @@ expect_match() {
 skip() {
   echo "skip: $*"
   exit 77
+}
+
+# q DB SQL: run SQL on the SQLite file DB.
+q() { sqlite3 "$1" "$2"; }
+
+# json_file FILE EXPR: evaluate a Python expression over the JSON in FILE
+# (as d).
+json_file() {
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# variant SRC DST first|last: the seed with every knob set to its first or
+# last listed value.
+variant() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import re, sys
+src, dst, which = sys.argv[1:]
+def pick(m):
+    vals = m.group(3).split(",")
+    return "#define %s %s%s" % (m.group(1), vals[0] if which == "first" else vals[-1], m.group(2))
+text = re.sub(r"^#define (\w+) \S+(\s+// @knob \S+ values=(\S+).*)$", pick, open(src).read(), flags=re.M)
+open(dst, "w").write(text)
+PY
+}
+
+# find_nvcc: set NVCC to the CUDA compiler ($KOPE_NVCC, $CUDA_HOME/bin,
+# /usr/local/cuda/bin or the PATH); empty when there is none.
+find_nvcc() {
+  NVCC=${KOPE_NVCC:-${CUDA_HOME:+$CUDA_HOME/bin/nvcc}}
+  [ -x "${NVCC:-}" ] || NVCC=/usr/local/cuda/bin/nvcc
+  [ -x "$NVCC" ] || NVCC=$(command -v nvcc || true)
+  [ -x "${NVCC:-}" ] || NVCC=
 }
 
 finish() {

@@ -6,7 +6,6 @@
 # elements in the DOM). bench_cross.sh covers the cross-target settings,
 # skipped LLM configurations and bad input.
 . "$(dirname "$0")/../lib.sh"
-q() { sqlite3 "$1" "$2"; }
 R="$T/results.json"
 W="$R.d"
 # Cheap timing settings so the bench fits CI on a small machine; the
@@ -18,7 +17,7 @@ expect_exit 0 "small bench" -- "$KOPE" bench --ops relu,softmax,rms_norm \
   --configs tuner+memory,tuner-nomemory,random --budget-evals 4 --seed 3 "${FAST[@]}" --out "$R" --json
 cp "$T/out" "$T/bench-stdout.json"
 cp "$T/err" "$T/bench-stderr.txt"
-j() { python3 -c "import json; d=json.load(open('$R')); print($1)"; }
+j() { json_file "$R" "$1"; }
 expect_eq "format" "$(j "d['format'] + ' ' + str(d['schema'])")" "kope-bench 1"
 expect_eq "recorded order" "$(j "','.join(d['settings']['order'])")" "relu,softmax,rms_norm"
 expect_eq "order file" "$(tr '\n' , < "$W/order.txt")" "relu,softmax,rms_norm,"

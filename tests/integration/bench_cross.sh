@@ -6,7 +6,6 @@
 # the reason recorded, when no LLM is configured; two result documents go
 # into one report.
 . "$(dirname "$0")/../lib.sh"
-q() { sqlite3 "$1" "$2"; }
 OPS="$KOPE_SRC/tests/ops"
 FAST=(--eval-seeds 1 --case-budget 0.02 --final-seeds 2 --final-case-budget 0.03)
 
@@ -42,7 +41,7 @@ expect_exit 0 "cross-target bench" -- "$KOPE" bench --ops scale2 --ops-dir "$KOP
 expect_eq "starting store untouched" "$(sha256sum "$START" | cut -d' ' -f1)" "$before"
 # a read-only SQLite reader may leave an empty -wal behind, never content
 expect_eq "nothing written to its WAL" "$(stat -c %s "$START-wal" 2>/dev/null || echo 0)" 0
-xj() { python3 -c "import json; d=json.load(open('$X')); print($1)"; }
+xj() { json_file "$X" "$1"; }
 expect_eq "llm+memory skipped with a reason" "$(xj "[s['config'] for s in d['skipped']]")" "['llm+memory']"
 expect_eq "four settings ran" "$(xj "[c['name'] for c in d['settings']['configs']]")" "['cold', 'source', 'target', 'both']"
 nstart=$(q "$START" "select count(*) from cases")
@@ -62,7 +61,7 @@ expect_eq "the bench's session ran in every store" \
 P="$T/plain.json"
 expect_exit 0 "bench from the plain start" -- "$KOPE" bench --ops scale2 --ops-dir "$OPS" \
   --configs random --budget-evals 1 --start plain "${FAST[@]}" --out "$P"
-pj() { python3 -c "import json; d=json.load(open('$P')); print($1)"; }
+pj() { json_file "$P" "$1"; }
 expect_eq "start recorded in the settings" "$(pj "d['settings']['start']")" plain
 expect_eq "the seed row is the plain kernel" \
   "$(pj "[k['path'] for f in d['final'] for k in f['kernels'] if k['config'] == 'seed']")" \

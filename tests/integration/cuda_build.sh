@@ -14,10 +14,8 @@ OPS="$KOPE_SRC/ops"
 mkdir -p "$T/tmpdir"
 export TMPDIR="$T/tmpdir" KOPE_HOME="$T/home"
 
-NVCC=${KOPE_NVCC:-${CUDA_HOME:+$CUDA_HOME/bin/nvcc}}
-[ -x "${NVCC:-}" ] || NVCC=/usr/local/cuda/bin/nvcc
-[ -x "$NVCC" ] || NVCC=$(command -v nvcc || true)
-if [ -z "$NVCC" ] || [ ! -x "$NVCC" ]; then
+find_nvcc
+if [ -z "$NVCC" ]; then
   if [ "${KOPE_NO_CUDA:-0}" = 1 ]; then
     skip "nvcc not found and KOPE_NO_CUDA=1"
   fi

@@ -26,28 +26,12 @@ export TMPDIR="$T/tmpdir" KOPE_HOME="$T/home"
 if [ "${KOPE_NO_CUDA:-0}" = 1 ]; then
   skip "KOPE_NO_CUDA=1"
 fi
-NVCC=${KOPE_NVCC:-${CUDA_HOME:+$CUDA_HOME/bin/nvcc}}
-[ -x "${NVCC:-}" ] || NVCC=/usr/local/cuda/bin/nvcc
-[ -x "$NVCC" ] || NVCC=$(command -v nvcc || true)
-if [ -z "$NVCC" ] || [ ! -x "$NVCC" ]; then
+find_nvcc
+if [ -z "$NVCC" ]; then
   echo "FAIL - nvcc not found (install the CUDA toolkit under /usr/local/cuda, set KOPE_NVCC or CUDA_HOME, or KOPE_NO_CUDA=1 to skip)"
   exit 1
 fi
 ARCH=(--cuda-arch 90)   # one architecture: half the nvcc time, same checks
-
-# variant SRC DST first|last: the seed with every knob set to its first or
-# last listed value.
-variant() {
-  python3 - "$1" "$2" "$3" <<'PY'
-import re, sys
-src, dst, which = sys.argv[1:]
-def pick(m):
-    vals = m.group(3).split(",")
-    return "#define %s %s%s" % (m.group(1), vals[0] if which == "first" else vals[-1], m.group(2))
-text = re.sub(r"^#define (\w+) \S+(\s+// @knob \S+ values=(\S+).*)$", pick, open(src).read(), flags=re.M)
-open(dst, "w").write(text)
-PY
-}
 
 # build OP FILE...: kope build-only of the files; prints one verdict per file.
 build() {

@@ -10,7 +10,6 @@
 # Errors: a missing file, a corrupt line, a wrong header (exit 2, file and
 # line named); the packer on a handoff directory.
 . "$(dirname "$0")/../lib.sh"
-q() { sqlite3 "$1" "$2"; }
 FAST=(--eval-seeds 1 --case-budget 0.03 --rounds 3 --no-vendor)
 REC=${KOPE_REPLAY_REC:-$(ls "$KOPE_SRC"/docs/data/llm-sessions/*softmax*.jsonl.gz 2>/dev/null | head -1)}
 if [ -z "$REC" ] || [ ! -f "$REC" ]; then

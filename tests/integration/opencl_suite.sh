@@ -18,20 +18,6 @@ if [ "${KOPE_NO_OPENCL:-0}" = 1 ]; then
   skip "KOPE_NO_OPENCL=1"
 fi
 
-# variant SRC DST first|last: the seed with every knob set to its first or
-# last listed value.
-variant() {
-  python3 - "$1" "$2" "$3" <<'PY'
-import re, sys
-src, dst, which = sys.argv[1:]
-def pick(m):
-    vals = m.group(3).split(",")
-    return "#define %s %s%s" % (m.group(1), vals[0] if which == "first" else vals[-1], m.group(2))
-text = re.sub(r"^#define (\w+) \S+(\s+// @knob \S+ values=(\S+).*)$", pick, open(src).read(), flags=re.M)
-open(dst, "w").write(text)
-PY
-}
-
 # verdicts OP FILE...: kope eval --target opencl --no-timing; one verdict per
 # file (--json gives one report for one file, {"reports": [...]} for several).
 verdicts() {

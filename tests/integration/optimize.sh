@@ -6,7 +6,6 @@
 . "$(dirname "$0")/../lib.sh"
 OPS="$KOPE_SRC/tests/ops"
 DB="$T/a.db"
-q() { sqlite3 "$1" "$2"; }
 
 # 1. A session: every attempt is a Case linked to the state it started from.
 expect_exit 0 "tuner session on scale2" -- "$KOPE" optimize scale2 --ops-dir "$OPS" \
