@@ -61,6 +61,13 @@ if pgrep -f "$T/tmpdir/kope-eval-" >/dev/null; then not_ok "a worker survived"; 
 expect_exit 3 "unknown --device" -- "$KOPE" eval relu "$OPS/relu/seed.cl" --target opencl \
   --ops-dir "$OPS" --no-timing --seeds 1 --device no-such-device-xyz
 expect_match "unknown --device named" "$T/err" "no OpenCL device matches 'no-such-device-xyz'"
+# the device is an option: --device wins over the environment's default,
+# which applies without it
+KOPE_OCL_DEVICE=no-such-device-xyz expect_exit 0 "--device over \$KOPE_OCL_DEVICE" -- \
+  "$KOPE" eval relu "$OPS/relu/seed.cl" --target opencl --ops-dir "$OPS" --no-timing \
+  --seeds 1 --device 0
+KOPE_OCL_DEVICE=no-such-device-xyz expect_exit 3 "\$KOPE_OCL_DEVICE as the default" -- \
+  "$KOPE" eval relu "$OPS/relu/seed.cl" --target opencl --ops-dir "$OPS" --no-timing --seeds 1
 OCL_ICD_VENDORS="$T/novendors" expect_exit 3 "no OpenCL platform" -- "$KOPE" eval relu \
   "$OPS/relu/seed.cl" --target opencl --ops-dir "$OPS" --no-timing
 expect_match "no platform named" "$T/err" "no OpenCL platform"
