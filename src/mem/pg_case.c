@@ -9,17 +9,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/case_fields.h"
 #include "mem/pg.h"
 
-/* The Case columns read back (indexes used by read_case). */
+/* The Case columns read back, generated from the field table
+ * (case_fields.h): CASE and DERIVED columns from cases (c), SCORE columns
+ * from case_scores (s), in table order, then the provenance columns
+ * read_case reads from PG_N_SEL on. */
+#define PG_SEL_IF_CASE(col) "c." col ", "
+#define PG_SEL_IF_DERIVED(col) "c." col ", "
+#define PG_SEL_IF_SCORE(col) "s." col ", "
+#define PG_SEL_IF_ENGINE(col)
+#define PG_SEL(name, kind, place, col, ...) PG_SEL_IF_##place(col)
 #define PG_CASE_COLS                                                              \
-  "c.id, c.session_id, c.step, c.prev_id, c.op, c.category, c.target, c.hw, "     \
-  "c.scene, c.layer, c.thought_id, c.thought_title, c.rationale, "                \
-  "c.code_before_hash, c.code_after_hash, c.diff_hash, c.feedback, c.verdict, "   \
-  "c.correct, c.speedup, c.speedup_vendor, c.confidence, c.tokens_in, "           \
-  "c.tokens_out, c.eval_seconds, c.harness, c.created, s.step_ratio, s.label, "   \
-  "s.d_score, s.rank, s.n_succ, c.err_sig, c.origin_db, c.origin_id, "            \
-  "c.import_id, i.source_path, c.device"
+  MEM_CASE_FIELDS(PG_SEL) "c.origin_db, c.origin_id, c.import_id, i.source_path"
+#define PG_NSEL_IF_CASE 1
+#define PG_NSEL_IF_DERIVED 1
+#define PG_NSEL_IF_SCORE 1
+#define PG_NSEL_IF_ENGINE 0
+#define PG_NSEL(name, kind, place, ...) + PG_NSEL_IF_##place
+enum { PG_N_SEL = 0 MEM_CASE_FIELDS(PG_NSEL) };
+/* The CASE columns an insert writes, in table order ($1..PG_N_INS). */
+#define PG_INS_IF_CASE(col) col ", "
+#define PG_INS_IF_DERIVED(col)
+#define PG_INS_IF_SCORE(col)
+#define PG_INS_IF_ENGINE(col)
+#define PG_INS_COL(name, kind, place, col, ...) PG_INS_IF_##place(col)
+enum { PG_N_INS = 0 MEM_CASE_FIELDS(MF_COUNT_CASE) };
 #define PG_CASE_FROM                                                              \
   " FROM cases c JOIN case_scores s ON s.id = c.id"                               \
   " LEFT JOIN imports i ON i.id = c.import_id"
@@ -195,63 +211,86 @@ static int put_scores(pg *s, int64_t id, const kope_mem_case *c, const mem_node 
                 "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)", &p, NULL, "storing scores", err);
 }
 
-static void case_params(pg_par *p, const kope_mem_case *c, const char h[3][65])
+/* Parameter from field f of c (a CASE column); hash: a SRC field's stored
+ * hash (borrowed until the statement ran). */
+static void field_param(pg_par *p, const kope_mem_case *c, const mem_field *f,
+                        const char *hash)
 {
-  pg_par_id(p, c->session_id);
-  pg_par_i64(p, c->step);
-  pg_par_id(p, c->prev_case_id);
-  pg_par_text(p, c->op);
-  pg_par_text(p, c->category);
-  pg_par_text(p, c->target);
-  pg_par_text(p, c->hw);
-  pg_par_text(p, c->scene);
-  pg_par_text(p, c->layer);
-  pg_par_text(p, c->thought_id);
-  pg_par_text(p, c->thought_title);
-  pg_par_text(p, c->rationale);
-  pg_par_text(p, h[0][0] ? h[0] : NULL);
-  pg_par_text(p, h[1][0] ? h[1] : NULL);
-  pg_par_text(p, h[2][0] ? h[2] : NULL);
-  pg_par_text(p, c->feedback);
-  pg_par_text(p, c->verdict);
-  pg_par_i64(p, c->correct != 0);
-  pg_par_real(p, c->speedup);
-  pg_par_real(p, c->speedup_vendor);
-  pg_par_real(p, c->confidence);
-  pg_par_i64(p, c->tokens_in);
-  pg_par_i64(p, c->tokens_out);
-  pg_par_real(p, c->eval_seconds);
-  pg_par_text(p, c->harness);
-  pg_par_real(p, c->created > 0 ? c->created : mem_wall_now());
+  switch (f->kind) {
+  case MF_LINK: pg_par_id(p, *MF_CAT(c, f, int64_t)); break;
+  case MF_INT: pg_par_i64(p, *MF_CAT(c, f, int64_t)); break;
+  case MF_BOOL: pg_par_i64(p, *MF_CAT(c, f, int) != 0); break;
+  case MF_LABEL: pg_par_i64(p, *MF_CAT(c, f, int)); break;
+  case MF_TEXT: pg_par_text(p, *MF_CAT(c, f, mf_str)); break;
+  case MF_BUF: pg_par_text(p, MF_CAT(c, f, char)[0] ? MF_CAT(c, f, char) : NULL); break;
+  case MF_REAL: pg_par_real(p, *MF_CAT(c, f, double)); break;
+  case MF_NUM: pg_par_real(p, *MF_CAT(c, f, double)); break;
+  case MF_TIME:
+    pg_par_real(p, *MF_CAT(c, f, double) > 0 ? *MF_CAT(c, f, double) : mem_wall_now());
+    break;
+  case MF_SRC: pg_par_text(p, hash[0] ? hash : NULL); break;
+  }
+}
+
+#define PG_MAX_SRC 8
+
+/* Store the sources and add every CASE column as a parameter. */
+static int case_params(pg *s, pg_par *p, const kope_mem_case *c, char h[PG_MAX_SRC][65],
+                       kope_err *err)
+{
+  size_t k;
+  int nsrc = 0, rc = KOPE_OK;
+
+  for (k = 0; rc == KOPE_OK && k < mem_n_case_fields; k++) {
+    const mem_field *f = &mem_case_fields[k];
+    char *hash = h[nsrc < PG_MAX_SRC ? nsrc : PG_MAX_SRC - 1];
+    if (f->place != MF_P_CASE)
+      continue;
+    hash[0] = '\0';
+    if (f->kind == MF_SRC) {
+      rc = put_source(s, *MF_CAT(c, f, mf_str), MF_CHASH(c, f), hash, err);
+      nsrc++;
+    }
+    field_param(p, c, f, hash);
+  }
+  return rc;
+}
+
+/* INSERT INTO cases(<CASE columns>, err_sig, origin_db, origin_id,
+ * import_id) VALUES ($1, ...) RETURNING id. */
+static char *insert_sql(void)
+{
+  kope_buf b;
+  int i;
+
+  kope_buf_init(&b, 0);
+  kope_buf_puts(&b, "INSERT INTO cases(" MEM_CASE_FIELDS(PG_INS_COL)
+                    "err_sig, origin_db, origin_id, import_id) VALUES (");
+  for (i = 1; i <= PG_N_INS + 4; i++)
+    kope_buf_printf(&b, "%s$%d", i > 1 ? ", " : "", i);
+  kope_buf_puts(&b, ") RETURNING id");
+  return kope_buf_steal(&b);
 }
 
 int pg_case_put(void *impl, const kope_mem_case *c, const mem_node *score,
                 const char *err_sig, const mem_origin *o, int64_t *id, kope_err *err)
 {
   pg *s = impl;
-  char h[3][65];
+  char h[PG_MAX_SRC][65], *sql = NULL;
   pg_par p = {0}, q = {0};
   PGresult *r = NULL;
   int rc;
 
-  if ((rc = put_source(s, c->code_before, c->code_before_hash, h[0], err)) != KOPE_OK ||
-      (rc = put_source(s, c->code_after, c->code_after_hash, h[1], err)) != KOPE_OK ||
-      (rc = put_source(s, c->diff, c->diff_hash, h[2], err)) != KOPE_OK)
+  if ((rc = case_params(s, &p, c, h, err)) != KOPE_OK)
     return rc;
-  case_params(&p, c, (const char(*)[65])h);
   pg_par_text(&p, err_sig);
   pg_par_text(&p, o ? o->db : NULL);
   pg_par_id(&p, o && o->db ? o->id : 0);
   pg_par_id(&p, o ? o->import_id : 0);
-  pg_par_text(&p, c->device[0] ? c->device : NULL);
-  rc = pg_run(s, "INSERT INTO cases(session_id, step, prev_id, op, category, target, hw, "
-              "scene, layer, thought_id, thought_title, rationale, code_before_hash, "
-              "code_after_hash, diff_hash, feedback, verdict, correct, speedup, "
-              "speedup_vendor, confidence, tokens_in, tokens_out, eval_seconds, harness, "
-              "created, err_sig, origin_db, origin_id, import_id, device) VALUES ($1, $2, $3, "
-              "$4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, "
-              "$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31) RETURNING id", &p, &r,
-              "storing a Case", err);
+  if (!(sql = insert_sql()))
+    return kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  rc = pg_run(s, sql, &p, &r, "storing a Case", err);
+  free(sql);
   if (rc != KOPE_OK)
     return rc;
   *id = pg_i64(r, 0, 0);
@@ -270,74 +309,65 @@ static void col_fixed(const PGresult *r, int row, int col, char *out, size_t siz
   snprintf(out, size, "%s", PQgetisnull(r, row, col) ? "" : PQgetvalue(r, row, col));
 }
 
+/* Field f of c from column i. */
+static void read_field(const PGresult *r, int row, int i, kope_mem_case *c, const mem_field *f)
+{
+  switch (f->kind) {
+  case MF_LINK:
+  case MF_INT: *MF_AT(c, f, int64_t) = pg_i64(r, row, i); break;
+  case MF_BOOL:
+  case MF_LABEL: *MF_AT(c, f, int) = (int)pg_i64(r, row, i); break;
+  case MF_TEXT: *MF_AT(c, f, mf_str) = pg_txt(r, row, i); break;
+  case MF_BUF: col_fixed(r, row, i, MF_AT(c, f, char), f->size); break;
+  case MF_REAL: *MF_AT(c, f, double) = pg_dbl(r, row, i, NAN); break;
+  case MF_NUM:
+  case MF_TIME: *MF_AT(c, f, double) = pg_dbl(r, row, i, 0.0); break;
+  case MF_SRC: col_fixed(r, row, i, MF_HASH(c, f), 65); break;
+  }
+}
+
 static char *origin_text(const PGresult *r, int row)
 {
-  const char *path = PQgetisnull(r, row, 36) ? NULL : PQgetvalue(r, row, 36);
+  const char *path = PQgetisnull(r, row, PG_N_SEL + 3) ? NULL : PQgetvalue(r, row, PG_N_SEL + 3);
 
-  if (PQgetisnull(r, row, 33))
+  if (PQgetisnull(r, row, PG_N_SEL))
     return NULL;
-  return kope_sprintf("imported from %s as %lld (import #%lld%s%s)", PQgetvalue(r, row, 33),
-                      (long long)pg_i64(r, row, 34), (long long)pg_i64(r, row, 35),
-                      path ? ", " : "", path ? path : "");
+  return kope_sprintf("imported from %s as %lld (import #%lld%s%s)",
+                      PQgetvalue(r, row, PG_N_SEL), (long long)pg_i64(r, row, PG_N_SEL + 1),
+                      (long long)pg_i64(r, row, PG_N_SEL + 2), path ? ", " : "",
+                      path ? path : "");
 }
 
 static void read_case(pg *s, const PGresult *r, int row, kope_mem_case *c)
 {
+  size_t k;
+  int i = 0;
+
   kope_mem_case_init(c);
   c->owned = 1;
-  c->id = pg_i64(r, row, 0);
-  c->session_id = pg_i64(r, row, 1);
-  c->step = pg_i64(r, row, 2);
-  c->prev_case_id = pg_i64(r, row, 3);
-  c->op = pg_txt(r, row, 4);
-  c->category = pg_txt(r, row, 5);
-  c->target = pg_txt(r, row, 6);
-  c->hw = pg_txt(r, row, 7);
-  c->scene = pg_txt(r, row, 8);
-  c->layer = pg_txt(r, row, 9);
-  c->thought_id = pg_txt(r, row, 10);
-  c->thought_title = pg_txt(r, row, 11);
-  c->rationale = pg_txt(r, row, 12);
-  col_fixed(r, row, 13, c->code_before_hash, sizeof c->code_before_hash);
-  col_fixed(r, row, 14, c->code_after_hash, sizeof c->code_after_hash);
-  col_fixed(r, row, 15, c->diff_hash, sizeof c->diff_hash);
-  c->feedback = pg_txt(r, row, 16);
-  c->verdict = pg_txt(r, row, 17);
-  c->correct = (int)pg_i64(r, row, 18);
-  c->speedup = pg_dbl(r, row, 19, NAN);
-  c->speedup_vendor = pg_dbl(r, row, 20, NAN);
-  c->confidence = pg_dbl(r, row, 21, 0.0);
-  c->tokens_in = pg_i64(r, row, 22);
-  c->tokens_out = pg_i64(r, row, 23);
-  c->eval_seconds = pg_dbl(r, row, 24, NAN);
-  c->harness = pg_txt(r, row, 25);
-  c->created = pg_dbl(r, row, 26, 0.0);
-  c->step_ratio = pg_dbl(r, row, 27, 0.0);
-  c->label = (int)pg_i64(r, row, 28);
-  c->d_score = pg_dbl(r, row, 29, 0.0);
-  c->rank = pg_dbl(r, row, 30, 0.0);
-  c->n_succ = pg_i64(r, row, 31);
-  c->err_sig = pg_txt(r, row, 32);
-  c->uid = PQgetisnull(r, row, 33) ? mem_uid(s->uuid, c->id)
-                                   : mem_uid(PQgetvalue(r, row, 33), pg_i64(r, row, 34));
+  for (k = 0; k < mem_n_case_fields; k++)
+    if (mem_case_fields[k].place != MF_P_ENGINE)
+      read_field(r, row, i++, c, &mem_case_fields[k]);
+  c->uid = PQgetisnull(r, row, PG_N_SEL)
+               ? mem_uid(s->uuid, c->id)
+               : mem_uid(PQgetvalue(r, row, PG_N_SEL), pg_i64(r, row, PG_N_SEL + 1));
   c->origin = origin_text(r, row);
-  col_fixed(r, row, 37, c->device, sizeof c->device);
 }
 
+/* The texts of the SRC fields, from their hashes. */
 static int load_code(pg *s, kope_mem_case *c, kope_err *err)
 {
-  char *b = NULL, *a = NULL, *d = NULL;
+  size_t k;
   int rc = KOPE_OK;
 
-  if (c->code_before_hash[0])
-    rc = pg_source_get(s, c->code_before_hash, &b, err);
-  if (rc == KOPE_OK && c->code_after_hash[0])
-    rc = pg_source_get(s, c->code_after_hash, &a, err);
-  if (rc == KOPE_OK && c->diff_hash[0])
-    rc = pg_source_get(s, c->diff_hash, &d, err);
-  c->code_before = b;
-  c->code_after = a;
-  c->diff = d;
+  for (k = 0; rc == KOPE_OK && k < mem_n_case_fields; k++) {
+    const mem_field *f = &mem_case_fields[k];
+    char *body = NULL;
+    if (f->kind != MF_SRC || !MF_HASH(c, f)[0])
+      continue;
+    rc = pg_source_get(s, MF_HASH(c, f), &body, err);
+    *MF_AT(c, f, mf_str) = body;
+  }
   return rc;
 }
 
