@@ -1,12 +1,15 @@
 /*
  * Helpers shared by the subcommands: printing JSON documents, a progress
- * line on a terminal, and reading a kernel file.
+ * line on a terminal, reading a kernel file, checked numbers in options,
+ * and the options shared by `kope optimize` and `kope bench`.
  */
 #ifndef KOPE_TOOL_CLI_H
 #define KOPE_TOOL_CLI_H
 
+#include <stdint.h>
 #include <jansson.h>
 #include "kope/core.h"
+#include "kope/policy.h"
 
 /* Print j (stolen) to stdout as one document followed by a newline. */
 void kope_cli_print_json(json_t *j);
@@ -17,5 +20,53 @@ void kope_cli_progress(void *ctx, const char *line);
 void kope_cli_progress_done(void);
 /* Print an error to stderr as "kope CMD: msg" and return its code. */
 int kope_cli_fail(const char *cmd, const kope_err *err);
+
+/* Numbers in options. Each parses all of v (no trailing text, no overflow)
+ * into a value in [lo, hi]; on bad input it prints
+ *   kope CMD: --OPT: 'V' is not an integer from LO to HI
+ * (or "a number from LO to HI") to stderr and returns KOPE_EINPUT (exit
+ * 2); otherwise it stores the value and returns KOPE_OK. Integers are
+ * decimal, or hexadecimal with 0x. */
+int kope_cli_int(const char *cmd, const char *opt, const char *v, long long lo, long long hi,
+                 int *out);
+int kope_cli_long(const char *cmd, const char *opt, const char *v, long long lo,
+                  long long hi, long *out);
+int kope_cli_i64(const char *cmd, const char *opt, const char *v, long long lo,
+                 long long hi, int64_t *out);
+/* Any unsigned 64-bit value (seeds). */
+int kope_cli_u64(const char *cmd, const char *opt, const char *v, uint64_t *out);
+int kope_cli_double(const char *cmd, const char *opt, const char *v, double lo, double hi,
+                    double *out);
+
+/* The options `kope optimize` and `kope bench` share, parsed in one place:
+ * their getopt codes (put KOPE_CLI_SHARED_OPTS in the option table) and
+ * where each command keeps the values. */
+enum {
+  KOPE_CLI_TARGET = 0x100, KOPE_CLI_OPS_DIR, KOPE_CLI_DB, KOPE_CLI_THREADS,
+  KOPE_CLI_BUDGET_EVALS, KOPE_CLI_EVAL_SEEDS, KOPE_CLI_CASE_BUDGET, KOPE_CLI_SEED,
+  KOPE_CLI_START, KOPE_CLI_LLM_PROVIDER, KOPE_CLI_LLM_URL, KOPE_CLI_LLM_MODEL,
+  KOPE_CLI_LLM_CMD, KOPE_CLI_LLM_REPLAY
+};
+#define KOPE_CLI_SHARED_OPTS                                                            \
+  {"target", 1, 0, KOPE_CLI_TARGET}, {"ops-dir", 1, 0, KOPE_CLI_OPS_DIR},               \
+  {"db", 1, 0, KOPE_CLI_DB}, {"threads", 1, 0, KOPE_CLI_THREADS},                       \
+  {"budget-evals", 1, 0, KOPE_CLI_BUDGET_EVALS}, {"eval-seeds", 1, 0, KOPE_CLI_EVAL_SEEDS}, \
+  {"case-budget", 1, 0, KOPE_CLI_CASE_BUDGET}, {"seed", 1, 0, KOPE_CLI_SEED},           \
+  {"start", 1, 0, KOPE_CLI_START}, {"llm-provider", 1, 0, KOPE_CLI_LLM_PROVIDER},       \
+  {"llm-url", 1, 0, KOPE_CLI_LLM_URL}, {"llm-model", 1, 0, KOPE_CLI_LLM_MODEL},         \
+  {"llm-cmd", 1, 0, KOPE_CLI_LLM_CMD}, {"llm-replay", 1, 0, KOPE_CLI_LLM_REPLAY}
+
+typedef struct kope_cli_shared {
+  const char **target, **ops_dir, **db;
+  int *threads, *eval_seeds, *start_plain;
+  int64_t *budget_evals;
+  double *case_budget_s;
+  uint64_t *seed;
+  kope_policy_opts *pol;      /* the llm-* strings */
+} kope_cli_shared;
+
+/* Parse shared option ch with value v for subcommand cmd. KOPE_OK,
+ * KOPE_EINPUT (message printed), or -2 when ch is not a shared option. */
+int kope_cli_shared_opt(const kope_cli_shared *s, const char *cmd, int ch, const char *v);
 
 #endif

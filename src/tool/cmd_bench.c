@@ -97,62 +97,54 @@ static int bad(const char *what)
   return KOPE_EINPUT;
 }
 
-static int parse_opt(bench_args *a, int ch, const char *v)
+#define CMD "bench"
+
+/* The options only bench has (the shared ones: cli.c). */
+static int parse_own(bench_args *a, int ch, const char *v)
 {
   kope_bench_opts *o = &a->o;
 
   switch (ch) {
   case 'O': a->ops_list = v; break;
   case 'U': a->suite = v; break;
-  case 'L': a->level = atoi(v); if (a->level < 1) return bad("--level must be >= 1"); break;
+  case 'L': return kope_cli_int(CMD, "level", v, 1, 1000, &a->level);
   case 'r': a->order = v; break;
   case 'c': a->configs = v; break;
-  case 'E': o->budget_evals = atoll(v); break;
-  case 'R': o->repeats = atoi(v); break;
-  case 's': o->seed = strtoull(v, NULL, 0); break;
-  case 'd': o->db = v; break;
+  case 'R': return kope_cli_int(CMD, "repeats", v, 1, 1000, &o->repeats);
   case 'm': o->source_memory = v; break;
   case 'o': a->out = v; break;
   case 'w': o->workdir = v; break;
-  case 'e': o->eval_seeds = atoi(v); break;
-  case 'B': o->case_budget_s = atof(v); break;
   case 'V': o->search_vendor = 1; break;
-  case 'K': o->eval_rounds = atoi(v); break;
-  case 'P':
-    if (!strcmp(v, "plain"))
-      o->start_plain = 1;
-    else if (strcmp(v, "seed"))
-      return bad("--start must be seed or plain");
-    break;
-  case 'f': o->final_seeds = atoi(v); break;
-  case 'F': o->final_case_budget_s = atof(v); break;
-  case 't': o->target = v; break;
-  case 'T': o->threads = atoi(v); break;
-  case 'D': o->ops_dir = v; break;
+  case 'K': return kope_cli_int(CMD, "eval-rounds", v, 0, 100000, &o->eval_rounds);
+  case 'f': return kope_cli_int(CMD, "final-seeds", v, 0, 1000, &o->final_seeds);
+  case 'F': return kope_cli_double(CMD, "final-case-budget", v, 0, 3600, &o->final_case_budget_s);
   case 'j': a->json = 1; break;
-  case 1: o->pol.llm_provider = v; break;
-  case 2: o->pol.llm_url = v; break;
-  case 3: o->pol.llm_model = v; break;
-  case 4: o->pol.llm_cmd = v; break;
-  case 5: o->pol.llm_replay = v; break;
   default: return -2;
   }
   return KOPE_OK;
 }
 
+static int parse_opt(bench_args *a, int ch, const char *v)
+{
+  kope_bench_opts *o = &a->o;
+  kope_cli_shared sh = {&o->target, &o->ops_dir, &o->db, &o->threads, &o->eval_seeds,
+                        &o->start_plain, &o->budget_evals, &o->case_budget_s, &o->seed,
+                        &o->pol};
+  int rc = kope_cli_shared_opt(&sh, CMD, ch, v);
+
+  return rc == -2 ? parse_own(a, ch, v) : rc;
+}
+
 static int parse(int argc, char **argv, bench_args *a)
 {
   static const struct option opts[] = {
+    KOPE_CLI_SHARED_OPTS,
     {"ops", 1, 0, 'O'}, {"suite", 1, 0, 'U'}, {"level", 1, 0, 'L'}, {"order", 1, 0, 'r'},
-    {"configs", 1, 0, 'c'}, {"budget-evals", 1, 0, 'E'}, {"repeats", 1, 0, 'R'},
-    {"seed", 1, 0, 's'}, {"db", 1, 0, 'd'}, {"source-memory", 1, 0, 'm'}, {"out", 1, 0, 'o'},
-    {"workdir", 1, 0, 'w'}, {"eval-seeds", 1, 0, 'e'}, {"case-budget", 1, 0, 'B'},
+    {"configs", 1, 0, 'c'}, {"repeats", 1, 0, 'R'},
+    {"source-memory", 1, 0, 'm'}, {"out", 1, 0, 'o'}, {"workdir", 1, 0, 'w'},
     {"search-vendor", 0, 0, 'V'}, {"eval-rounds", 1, 0, 'K'},
-    {"start", 1, 0, 'P'},
-    {"final-seeds", 1, 0, 'f'}, {"final-case-budget", 1, 0, 'F'}, {"target", 1, 0, 't'},
-    {"threads", 1, 0, 'T'}, {"ops-dir", 1, 0, 'D'}, {"json", 0, 0, 'j'},
-    {"llm-provider", 1, 0, 1}, {"llm-url", 1, 0, 2}, {"llm-model", 1, 0, 3},
-    {"llm-cmd", 1, 0, 4}, {"llm-replay", 1, 0, 5}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}
+    {"final-seeds", 1, 0, 'f'}, {"final-case-budget", 1, 0, 'F'}, {"json", 0, 0, 'j'},
+    {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
   int ch, rc;
 
@@ -187,8 +179,15 @@ static int parse(int argc, char **argv, bench_args *a)
 
 static void push(char ***v, size_t *n, const char *s, size_t len)
 {
-  *v = realloc(*v, (*n + 1) * sizeof **v);
-  (*v)[(*n)++] = kope_strndup(s, len);
+  char **nv = realloc(*v, (*n + 1) * sizeof **v);
+
+  if (!nv || !(nv[*n] = kope_strndup(s, len))) {
+    *v = nv ? nv : *v;
+    fprintf(stderr, "kope bench: out of memory\n");
+    exit(KOPE_ENOMEM);
+  }
+  *v = nv;
+  (*n)++;
 }
 
 static void split(const char *s, const char *seps, char ***v, size_t *n)

@@ -72,22 +72,22 @@ static int parse(int argc, char **argv, eval_args *a)
     {"base", 1, 0, 'B'}, {"no-gate", 0, 0, 'G'}, {"build-only", 0, 0, 'O'},
     {"cuda-arch", 1, 0, 'A'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
-  int ch;
+  int ch, rc = KOPE_OK;
 
   kope_eval_opts_init(&a->o);
   optind = 1;
-  while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  while (rc == KOPE_OK && (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (ch) {
     case 't': a->o.target = optarg; break;
     case 'D': a->o.device = optarg; break;
     case 'j': a->json = 1; break;
-    case 's': a->o.seeds = atoi(optarg); break;
-    case 'S': a->o.seed = strtoull(optarg, NULL, 0); break;
-    case 'T': a->o.threads = atoi(optarg); break;
-    case 'o': a->o.timeout_s = atof(optarg); break;
+    case 's': rc = kope_cli_int("eval", "seeds", optarg, 1, 1000, &a->o.seeds); break;
+    case 'S': rc = kope_cli_u64("eval", "seed", optarg, &a->o.seed); break;
+    case 'T': rc = kope_cli_int("eval", "threads", optarg, 0, 4096, &a->o.threads); break;
+    case 'o': rc = kope_cli_double("eval", "timeout", optarg, 0, 86400, &a->o.timeout_s); break;
     case 'n': a->o.timing = 0; break;
-    case 'r': a->o.min_rounds = atoi(optarg); break;
-    case 'b': a->o.case_budget_s = atof(optarg); break;
+    case 'r': rc = kope_cli_int("eval", "rounds", optarg, 0, 100000, &a->o.min_rounds); break;
+    case 'b': rc = kope_cli_double("eval", "budget", optarg, 0, 3600, &a->o.case_budget_s); break;
     case 'c': a->o.cflags = optarg; break;
     case 'd': a->ops_dir = optarg; break;
     case 'w': a->o.hw_cache = optarg; break;
@@ -100,6 +100,8 @@ static int parse(int argc, char **argv, eval_args *a)
     default: usage(stderr); return KOPE_EINPUT;
     }
   }
+  if (rc != KOPE_OK)
+    return rc;
   if (argc - optind < 2) {
     fprintf(stderr, "kope eval: need an operator and at least one kernel file\n\n");
     usage(stderr);

@@ -69,19 +69,19 @@ static int parse(int argc, char **argv, ops_args *a)
     {"target", 1, 0, 't'}, {"device", 1, 0, 'D'}, {"build-only", 0, 0, 'O'},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
-  int ch;
+  int ch, rc = KOPE_OK;
 
   a->timing = 1;
   a->seeds = 5;
   a->target = "cpu";
   optind = 1;
-  while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  while (rc == KOPE_OK && (ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (ch) {
     case 'j': a->json = 1; break;
     case 'd': a->dir = optarg; break;
     case 'n': a->timing = 0; break;
-    case 's': a->seeds = atoi(optarg); break;
-    case 'T': a->threads = atoi(optarg); break;
+    case 's': rc = kope_cli_int("ops", "seeds", optarg, 1, 1000, &a->seeds); break;
+    case 'T': rc = kope_cli_int("ops", "threads", optarg, 0, 4096, &a->threads); break;
     case 't': a->target = optarg; break;
     case 'O': a->build_only = 1; a->timing = 0; break;
     case 'D': a->device = optarg; break;
@@ -96,6 +96,8 @@ static int parse(int argc, char **argv, ops_args *a)
     default: usage(stderr); return KOPE_EINPUT;
     }
   }
+  if (rc != KOPE_OK)
+    return rc;
   a->names = argv + optind;
   a->nnames = argc - optind;
   return KOPE_OK;

@@ -127,17 +127,41 @@ static int bad(const char *what)
   return KOPE_EINPUT;
 }
 
-static int parse_opt(opt_args *a, int ch, const char *v)
+#define OPT "optimize"
+
+/* The LLM settings only optimize has. */
+static int parse_llm(kope_policy_opts *p, int ch, const char *v)
+{
+  switch (ch) {
+  case 5: return kope_cli_double(OPT, "llm-temperature", v, 0, 10, &p->temperature);
+  case 6: p->max_tokens_field = v; break;
+  case 7: p->stream = 0; break;
+  case 8: p->reflect = 1; break;
+  case 9: return kope_cli_double(OPT, "llm-connect-timeout", v, 0, 86400, &p->connect_timeout_s);
+  case 10: return kope_cli_double(OPT, "llm-stall-timeout", v, 0, 86400, &p->stall_timeout_s);
+  case 11: return kope_cli_double(OPT, "llm-cmd-timeout", v, 0, 86400, &p->cmd_timeout_s);
+  case 12: return kope_cli_int(OPT, "llm-retries", v, 0, 100, &p->retries);
+  case 13: return kope_cli_double(OPT, "llm-backoff", v, 0, 3600, &p->backoff_s);
+  case 14: p->reflect = p->reflect_off_budget = 1; break;
+  case 15: return kope_cli_int(OPT, "llm-tuner-steps", v, 0, 1000, &p->tuner_steps);
+  case 16: p->json_reply = 1; break;
+  case 17: return kope_cli_long(OPT, "llm-max-reply-bytes", v, 0, 1L << 31, &p->max_reply_bytes);
+  default: return -2;
+  }
+  return KOPE_OK;
+}
+
+/* The options only optimize has (the shared ones: cli.c). */
+static int parse_own(opt_args *a, int ch, const char *v)
 {
   kope_opt_opts *o = &a->o;
+  kope_policy_opts *p = &o->pol;
 
   switch (ch) {
-  case 't': o->target = v; break;
   case 20: o->device = v; break;
   case 'p': o->policy = v; break;
-  case 'E': o->budget_evals = atoll(v); break;
-  case 'K': o->budget_tokens = atoll(v); break;
-  case 'S': o->budget_seconds = atof(v); break;
+  case 'K': return kope_cli_i64(OPT, "budget-tokens", v, 0, INT64_MAX, &o->budget_tokens);
+  case 'S': return kope_cli_double(OPT, "budget-seconds", v, 0, 1e9, &o->budget_seconds);
   case 'm':
     if (parse_mode(v, "on", "off", "readonly", &o->memory))
       return bad("--memory must be on, off or readonly");
@@ -146,50 +170,40 @@ static int parse_opt(opt_args *a, int ch, const char *v)
     if (parse_mode(v, "active", "passive", NULL, &o->context))
       return bad("--context must be active or passive");
     break;
-  case 'd': o->db_path = v; break;
   case 'o': o->out = v; break;
   case 'f': o->from = v; break;
-  case 21:
-    if (parse_mode(v, "seed", "plain", NULL, &o->start_plain))
-      return bad("--start must be seed or plain");
-    break;
-  case 'r': o->resume = atoll(v); if (o->resume <= 0) return bad("--resume needs a session id"); break;
-  case 's': o->seed = o->pol.seed = strtoull(v, NULL, 0); break;
-  case 'b': o->batch = atoi(v); if (o->batch < 1 || o->batch > 8) return bad("--batch must be 1..8"); break;
-  case 'g': o->min_gain = atof(v); break;
-  case 'e': o->eval_seeds = atoi(v); break;
-  case 'T': o->threads = atoi(v); break;
-  case 'B': o->case_budget_s = atof(v); break;
+  case 'r': return kope_cli_i64(OPT, "resume", v, 1, INT64_MAX, &o->resume);
+  case 'b': return kope_cli_int(OPT, "batch", v, 1, 8, &o->batch);
+  case 'g': return kope_cli_double(OPT, "min-gain", v, 0, 100, &o->min_gain);
   case 'N': o->no_vendor = 1; break;
-  case 'Q': o->min_rounds = atoi(v); break;
-  case 'W': o->budget.window = atol(v); a->window_set = 1; break;
-  case 'G': o->budget.generation = atol(v); o->pol.max_tokens = atol(v); a->gen_set = 1; break;
-  case 'w': o->budget.warm_quota = atol(v); break;
-  case 'C': o->budget.cold_quota = atol(v); break;
-  case 'D': o->ops_dir = v; break;
+  case 'Q': return kope_cli_int(OPT, "rounds", v, 0, 100000, &o->min_rounds);
+  case 'W': a->window_set = 1; return kope_cli_long(OPT, "window", v, 1, 100000000, &o->budget.window);
+  case 'G':
+    a->gen_set = 1;
+    if (kope_cli_long(OPT, "gen-tokens", v, 1, 100000000, &o->budget.generation))
+      return KOPE_EINPUT;
+    p->max_tokens = o->budget.generation;
+    break;
+  case 'w': return kope_cli_long(OPT, "warm-quota", v, 0, 100000000, &o->budget.warm_quota);
+  case 'C': return kope_cli_long(OPT, "cold-quota", v, 0, 100000000, &o->budget.cold_quota);
   case 'n': a->dry_run = 1; break;
   case 'j': a->json = 1; break;
-  case 1: o->pol.llm_provider = v; break;
-  case 2: o->pol.llm_url = v; break;
-  case 3: o->pol.llm_model = v; break;
-  case 4: o->pol.llm_cmd = v; break;
-  case 5: o->pol.temperature = atof(v); break;
-  case 6: o->pol.max_tokens_field = v; break;
-  case 7: o->pol.stream = 0; break;
-  case 8: o->pol.reflect = 1; break;
-  case 9: o->pol.connect_timeout_s = atof(v); break;
-  case 10: o->pol.stall_timeout_s = atof(v); break;
-  case 11: o->pol.cmd_timeout_s = atof(v); break;
-  case 12: o->pol.retries = atoi(v); if (o->pol.retries < 0) return bad("--llm-retries must be >= 0"); break;
-  case 13: o->pol.backoff_s = atof(v); break;
-  case 14: o->pol.reflect = o->pol.reflect_off_budget = 1; break;
-  case 15: o->pol.tuner_steps = atoi(v); break;
-  case 16: o->pol.json_reply = 1; break;
-  case 17: o->pol.max_reply_bytes = atol(v); break;
-  case 18: o->pol.llm_replay = v; break;
-  default: return -2;
+  default: return parse_llm(p, ch, v);
   }
   return KOPE_OK;
+}
+
+static int parse_opt(opt_args *a, int ch, const char *v)
+{
+  kope_opt_opts *o = &a->o;
+  kope_cli_shared sh = {&o->target, &o->ops_dir, &o->db_path, &o->threads, &o->eval_seeds,
+                        &o->start_plain, &o->budget_evals, &o->case_budget_s, &o->seed,
+                        &o->pol};
+  int rc = kope_cli_shared_opt(&sh, OPT, ch, v);
+
+  if (rc == KOPE_OK && ch == KOPE_CLI_SEED)
+    o->pol.seed = o->seed;
+  return rc == -2 ? parse_own(a, ch, v) : rc;
 }
 
 /* The replay provider: the recording's model names the session (unless
@@ -240,23 +254,20 @@ static void model_limits(opt_args *a)
 static int parse(int argc, char **argv, opt_args *a)
 {
   static const struct option opts[] = {
-    {"target", 1, 0, 't'}, {"device", 1, 0, 20}, {"policy", 1, 0, 'p'},
-    {"budget-evals", 1, 0, 'E'},
+    KOPE_CLI_SHARED_OPTS,
+    {"device", 1, 0, 20}, {"policy", 1, 0, 'p'},
     {"budget-tokens", 1, 0, 'K'}, {"budget-seconds", 1, 0, 'S'}, {"memory", 1, 0, 'm'},
-    {"context", 1, 0, 'c'}, {"db", 1, 0, 'd'}, {"out", 1, 0, 'o'}, {"from", 1, 0, 'f'},
-    {"start", 1, 0, 21},
-    {"resume", 1, 0, 'r'}, {"seed", 1, 0, 's'}, {"batch", 1, 0, 'b'}, {"min-gain", 1, 0, 'g'},
-    {"eval-seeds", 1, 0, 'e'}, {"threads", 1, 0, 'T'}, {"case-budget", 1, 0, 'B'}, {"no-vendor", 0, 0, 'N'},
-    {"rounds", 1, 0, 'Q'},
+    {"context", 1, 0, 'c'}, {"out", 1, 0, 'o'}, {"from", 1, 0, 'f'},
+    {"resume", 1, 0, 'r'}, {"batch", 1, 0, 'b'}, {"min-gain", 1, 0, 'g'},
+    {"no-vendor", 0, 0, 'N'}, {"rounds", 1, 0, 'Q'},
     {"window", 1, 0, 'W'}, {"gen-tokens", 1, 0, 'G'}, {"warm-quota", 1, 0, 'w'},
-    {"cold-quota", 1, 0, 'C'}, {"ops-dir", 1, 0, 'D'}, {"dry-run", 0, 0, 'n'},
-    {"json", 0, 0, 'j'}, {"llm-provider", 1, 0, 1}, {"llm-url", 1, 0, 2},
-    {"llm-model", 1, 0, 3}, {"llm-cmd", 1, 0, 4}, {"llm-temperature", 1, 0, 5},
+    {"cold-quota", 1, 0, 'C'}, {"dry-run", 0, 0, 'n'},
+    {"json", 0, 0, 'j'}, {"llm-temperature", 1, 0, 5},
     {"llm-max-tokens-field", 1, 0, 6}, {"no-llm-stream", 0, 0, 7}, {"llm-reflect", 0, 0, 8},
     {"llm-connect-timeout", 1, 0, 9}, {"llm-stall-timeout", 1, 0, 10},
     {"llm-cmd-timeout", 1, 0, 11}, {"llm-retries", 1, 0, 12}, {"llm-backoff", 1, 0, 13},
     {"llm-reflect-off-budget", 0, 0, 14}, {"llm-tuner-steps", 1, 0, 15},
-    {"llm-json", 0, 0, 16}, {"llm-max-reply-bytes", 1, 0, 17}, {"llm-replay", 1, 0, 18},
+    {"llm-json", 0, 0, 16}, {"llm-max-reply-bytes", 1, 0, 17},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
   int ch, rc;
