@@ -224,27 +224,45 @@ static int write_all(int fd, const unsigned char *p, size_t n)
   return 0;
 }
 
-/* Write to a worker that may have died without raising SIGPIPE and without
- * touching the process's signal dispositions (library code must not):
- * SIGPIPE is blocked in this thread only, a SIGPIPE the write raised is
- * consumed (it is directed at this thread), and the mask is restored. A
- * SIGPIPE that was already pending is left alone. */
+/* Writing to a worker that may have died must neither raise SIGPIPE nor
+ * touch the process's signal dispositions (library code must not): while
+ * a guard is on, SIGPIPE is blocked in this thread only; turning it off
+ * consumes a SIGPIPE a failed write raised (it is directed at this
+ * thread) unless one was already pending, and restores the mask. */
+typedef struct pipe_guard {
+  sigset_t set, old;
+  int was_pending;
+} pipe_guard;
+
+static void guard_on(pipe_guard *g)
+{
+  sigset_t pending;
+
+  sigemptyset(&g->set);
+  sigaddset(&g->set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &g->set, &g->old);
+  sigpending(&pending);
+  g->was_pending = sigismember(&pending, SIGPIPE);
+}
+
+static void guard_off(pipe_guard *g, int broke)
+{
+  struct timespec zero = {0, 0};
+
+  if (broke && !g->was_pending)
+    while (sigtimedwait(&g->set, NULL, &zero) < 0 && errno == EINTR)
+      ;
+  pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
 static int send_all(int fd, const void *buf, size_t n)
 {
-  sigset_t pipe_set, old, pending;
-  struct timespec zero = {0, 0};
-  int rc, was_pending;
+  pipe_guard g;
+  int rc;
 
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-  sigpending(&pending);
-  was_pending = sigismember(&pending, SIGPIPE);
+  guard_on(&g);
   rc = write_all(fd, buf, n);
-  if (rc != 0 && errno == EPIPE && !was_pending)
-    while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
-      ;
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  guard_off(&g, rc != 0 && errno == EPIPE);
   return rc;
 }
 
@@ -280,18 +298,22 @@ int kope_worker_command(kope_worker *w, const kope_child_cmd *c, double timeout_
                         double *elapsed)
 {
   kope_child_reply rep;
+  pipe_guard g;
   double t0, t1;
   int rc;
 
   if (!w->up)
     return KOPE_WORKER_DIED;
+  guard_on(&g);   /* outside the measured round trip */
   t0 = kope_now();
-  if (send_all(w->cmd_fd, c, sizeof *c) != 0) {
+  if (write_all(w->cmd_fd, (const unsigned char *)c, sizeof *c) != 0) {
+    guard_off(&g, errno == EPIPE);
     reap(w, 1);
     return KOPE_WORKER_DIED;
   }
   rc = recv_reply(w, &rep, t0 + timeout_s);
   t1 = kope_now();
+  guard_off(&g, 0);
   w->wait_s += t1 - t0;
   if (elapsed)
     *elapsed = t1 - t0;
