@@ -191,7 +191,7 @@ extern const char *const kope_knob_layers[];
 
 /* Parse every knob of src. *knobs is malloc'd (free()); where reports the
  * file name in errors. A malformed annotation is an error (KOPE_EINPUT)
- * naming the line. */
+ * naming the line; KOPE_ENOMEM when out of memory. */
 int kope_knobs_parse(const char *src, const char *where, kope_knob **knobs,
                      size_t *n, kope_err *err);
 /* A copy of src with knob name set to value (which must be allowed).

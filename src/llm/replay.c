@@ -24,6 +24,7 @@ struct llm_replay {
   size_t n, next;
   char **text;
   json_t **usage;      /* per call; NULL when not recorded */
+  size_t cap_text, cap_usage;
 };
 
 void kope_llm_replay_free(llm_replay *r)
@@ -100,15 +101,16 @@ static int header(llm_replay *r, json_t *j, kope_err *err)
 
 /* A reply that is itself one JSON object with "content" (the command
  * provider's JSON form) gives its content and usage. */
-static void add_call(llm_replay *r, const char *reply, json_t *usage)
+static int add_call(llm_replay *r, const char *reply, json_t *usage)
 {
   json_t *j = NULL, *c;
 
+  if (kope_grow(&r->text, &r->cap_text, r->n + 1, sizeof *r->text) != KOPE_OK ||
+      kope_grow(&r->usage, &r->cap_usage, r->n + 1, sizeof *r->usage) != KOPE_OK)
+    return KOPE_ENOMEM;
   if (*reply == '{')
     j = json_loads(reply, 0, NULL);
   c = json_object_get(j, "content");
-  r->text = realloc(r->text, (r->n + 1) * sizeof *r->text);
-  r->usage = realloc(r->usage, (r->n + 1) * sizeof *r->usage);
   if (json_is_string(c)) {
     r->text[r->n] = kope_strdup(json_string_value(c));
     if (!usage)
@@ -119,6 +121,7 @@ static void add_call(llm_replay *r, const char *reply, json_t *usage)
   r->usage[r->n] = json_is_object(usage) ? json_incref(usage) : NULL;
   r->n++;
   json_decref(j);
+  return KOPE_OK;
 }
 
 static int call_line(llm_replay *r, json_t *j, long lineno, kope_err *err)
@@ -132,7 +135,8 @@ static int call_line(llm_replay *r, json_t *j, long lineno, kope_err *err)
     return kope_err_set(err, KOPE_EINPUT, "replay %s:%ld: call %lld out of order "
                         "(expected %zu)", r->path, lineno,
                         (long long)json_integer_value(call), r->n + 1);
-  add_call(r, json_string_value(reply), json_object_get(j, "usage"));
+  if (add_call(r, json_string_value(reply), json_object_get(j, "usage")) != KOPE_OK)
+    return kope_err_nomem(err, "replay recording");
   return KOPE_OK;
 }
 
@@ -170,6 +174,8 @@ int kope_llm_replay_load(const char *path, llm_replay **out, kope_err *err)
   int rc = KOPE_EINPUT;
 
   *out = NULL;
+  if (!r)
+    return kope_err_nomem(err, "replay recording");
   r->path = kope_strdup(path);
   if ((text = read_all(path, err)))
     rc = parse_lines(r, text, err);

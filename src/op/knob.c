@@ -130,15 +130,19 @@ int kope_knobs_parse(const char *src, const char *where, kope_knob **knobs, size
                      kope_err *err)
 {
   const char *line = src;
-  size_t cap = 8, i;
+  size_t cap = 0, i;
   int lineno = 1;
 
   *n = 0;
-  *knobs = calloc(cap, sizeof **knobs);
+  *knobs = NULL;
+  if (kope_grow(knobs, &cap, 1, sizeof **knobs) != KOPE_OK)
+    return kope_err_nomem(err, "knobs");
   while (line && *line) {
     const char *end = strchr(line, '\n');
     size_t len = end ? (size_t)(end - line) : strlen(line);
     char *l = kope_strndup(line, len);
+    if (!l)
+      return knobs_fail(knobs, n, kope_err_nomem(err, "knobs"));
     if (strstr(l, "@knob")) {
       kope_knob k;
       const char *msg = parse_line(l, &k);
@@ -152,8 +156,8 @@ int kope_knobs_parse(const char *src, const char *where, kope_knob **knobs, size
                                                    "%s:%d: knob %s declared twice", where,
                                                    lineno, k.name));
       k.line = lineno;
-      if (*n == cap)
-        *knobs = realloc(*knobs, (cap *= 2) * sizeof **knobs);
+      if (kope_grow(knobs, &cap, *n + 1, sizeof **knobs) != KOPE_OK)
+        return knobs_fail(knobs, n, kope_err_nomem(err, "knobs"));
       (*knobs)[(*n)++] = k;
     } else {
       free(l);
