@@ -48,7 +48,10 @@ kope_target *kope_target_open_opts(const char *name, const kope_target_opts *o,
                   name);
     return NULL;
   }
-  t = calloc(1, sizeof *t);
+  if (!(t = calloc(1, sizeof *t))) {
+    kope_err_nomem(err, "target");
+    return NULL;
+  }
   t->vt = targets[i];
   home = kope_home_dir();
   t->cache_dir = kope_path_join(home, "cache");
