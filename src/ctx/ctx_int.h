@@ -33,6 +33,10 @@ int kope_ctx_add_warm(kope_ctx *c, kope_db *db, kope_err *err);
 int kope_ctx_add_cold(kope_ctx *c, kope_db *db, kope_err *err);
 int kope_ctx_add_cards(kope_ctx *c, kope_err *err);
 int kope_ctx_add_passive(kope_ctx *c, kope_db *db, kope_err *err);
+/* Append the line diff of b against a to out (diff.c: hunks with two lines
+ * of context, ' ' / '-' / '+' lines); 0, or -1 when a side has more than
+ * 4000 lines or memory ran out (out may then hold part of it). */
+int kope_ctx_line_diff(const char *a, const char *b, kope_buf *out);
 
 /* The reply format every LLM prompt asks for (render.c). */
 extern const char kope_ctx_reply_format[];

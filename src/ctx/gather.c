@@ -136,7 +136,9 @@ static void spec_text(const kope_op *op, kope_buf *b)
                    "the geometric mean over perf cases.\n");
   kope_buf_puts(b, "\nRules: write every output element (outputs start as garbage); never "
                    "write inputs; no I/O, threads other than OpenMP, or system calls; "
-                   "every case must pass before timing.\n");
+                   "no writable static or global variables (no state kept between calls: "
+                   "use locals, or malloc'd scratch freed before returning, and const "
+                   "tables); every case must pass before timing.\n");
   free(proto);
 }
 
@@ -271,6 +273,26 @@ static const kope_ctx_step *best_unpromoted(const kope_ctx_state *s)
   return best;
 }
 
+/* A source too long to show whole is shown as its changes against the
+ * incumbent, when those fit. */
+static void unpromoted_diff(const kope_ctx_state *s, const kope_ctx_step *h, size_t len,
+                            kope_buf *b)
+{
+  kope_buf d;
+
+  kope_buf_init(&d, 0);
+  if (s->incumbent && !kope_ctx_line_diff(s->incumbent, h->source, &d) && d.len &&
+      d.len <= KOPE_CTX_UNPROMOTED_MAX)
+    kope_buf_printf(b, "Its source (%zu characters) as a line diff against the incumbent's "
+                       "code above ('-' incumbent only, '+' this candidate only, two lines of "
+                       "context):\n\n```diff\n%s```\n", len, d.data);
+  else
+    kope_buf_printf(b, "(source of %zu characters, over the %d shown here, and its diff "
+                       "against the incumbent too long; left out)\n", len,
+                    KOPE_CTX_UNPROMOTED_MAX);
+  kope_buf_release(&d);
+}
+
 static int best_unpromoted_text(const kope_ctx_state *s, kope_buf *b)
 {
   const kope_ctx_step *h = best_unpromoted(s);
@@ -286,8 +308,7 @@ static int best_unpromoted_text(const kope_ctx_state *s, kope_buf *b)
   reason_text(s, h, b);
   kope_buf_puts(b, ".\n");
   if (len > KOPE_CTX_UNPROMOTED_MAX) {
-    kope_buf_printf(b, "(source of %zu characters, over the %d shown here, left out)\n", len,
-                    KOPE_CTX_UNPROMOTED_MAX);
+    unpromoted_diff(s, h, len, b);
     return 1;
   }
   kope_buf_printf(b, "\n```c\n%s%s```\n", h->source,

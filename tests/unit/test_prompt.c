@@ -210,6 +210,53 @@ static void test_reasons(void **state)
   free(user);
 }
 
+/* A long incumbent with many distinct lines (the diff must find them). */
+static char *long_source(const char *changed)
+{
+  kope_buf b;
+  int i;
+
+  kope_buf_init(&b, 0);
+  for (i = 0; i < 600; i++)
+    if (i == 300 && changed)
+      kope_buf_printf(&b, "%s\n", changed);
+    else
+      kope_buf_printf(&b, "    acc%d = fmaf(a[%d], b[%d], acc%d);\n", i % 8, i, i, i % 8);
+  return b.data;
+}
+
+static void test_unpromoted_diff(void **state)
+{
+  fx *f = *state;
+  kope_ctx_step h[1];
+  char *sys, *user, *inc = long_source(NULL), *cand = long_source("    /* NEW_LINE */");
+  const char *d;
+
+  assert_true(strlen(cand) > 12000);
+  f->s.incumbent = inc;
+  h[0] = step_of(1, "long candidate", 1, 1.3, 0.9, 0.2, cand);
+  f->s.history = h;
+  f->s.nhistory = 1;
+  render(f, NULL, &sys, &user);
+  assert_non_null(strstr(user, "as a line diff against the incumbent's code above"));
+  d = strstr(user, "```diff\n");
+  assert_non_null(d);
+  /* one hunk: two lines of context, the removed and the added line */
+  assert_non_null(strstr(d, "@@ incumbent line 299, candidate line 299 @@\n"
+                            "     acc2 = fmaf(a[298], b[298], acc2);\n"
+                            "     acc3 = fmaf(a[299], b[299], acc3);\n"
+                            "-    acc4 = fmaf(a[300], b[300], acc4);\n"
+                            "+    /* NEW_LINE */\n"
+                            "     acc5 = fmaf(a[301], b[301], acc5);\n"));
+  assert_int_equal(occurrences(user, "@@ incumbent line"), 1);
+  assert_int_equal(occurrences(user, "acc0 = fmaf(a[0]"), 1);   /* the incumbent's copy only */
+  free(sys);
+  free(user);
+  f->s.incumbent = f->seed;
+  free(inc);
+  free(cand);
+}
+
 static void test_noisy(void **state)
 {
   fx *f = *state;
@@ -261,6 +308,7 @@ static void test_spec(void **state)
   assert_non_null(strstr(user, "rotate over up to 4 buffer sets"));
   assert_non_null(strstr(user, "one pinned per CPU"));
   assert_non_null(strstr(user, "GOMP_SPINCOUNT=10000"));
+  assert_non_null(strstr(user, "no writable static or global variables"));
   for (i = 0; i < kope_op_ncases(f->op); i++) {
     char *label = kope_op_case_label(f->op, i);
     const char *src = kope_op_case_source(f->op, i);
@@ -404,6 +452,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_rule, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reasons, setup, teardown),
       cmocka_unit_test_setup_teardown(test_noisy, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unpromoted_diff, setup, teardown),
       cmocka_unit_test_setup_teardown(test_incumbent_source, setup, teardown),
       cmocka_unit_test_setup_teardown(test_spec, setup, teardown),
       cmocka_unit_test_setup_teardown(test_legend, setup, teardown),
