@@ -1,29 +1,96 @@
 #!/usr/bin/env bash
-# `make run`: optimize a handful of operators offline (tuner policy, memory
-# on, active context) and print a table. Memory persists in .kope/run.db,
-# so every run starts from what earlier runs learned. Override with
-# KOPE_RUN_OPS="op1 op2" and KOPE_RUN_BUDGET=N.
+# `make run`: the loop at work, offline, in about five minutes on two cores.
+#  (a) every recorded real-model session in docs/data/llm-sessions/ is
+#      replayed (--llm-provider replay): the model's kernels are the
+#      recorded ones, but every one is compiled, checked and timed live here;
+#  (b) the offline tuner optimizes a couple of operators from the plain
+#      start (--start plain: every knob at its first value), so it climbs.
+# Both run as `kope bench` sessions (memory on); after each, one line per
+# step (step, thought, verdict, speedup vs the reference) from the
+# session's experience forest; then a table of where each kernel stands
+# against the vendor library (the bench's final side-by-side
+# re-measurement), and an HTML report (`kope report`) whose path is printed.
+# Overrides: KOPE_RUN_OPS="op1 op2" (tuner operators), KOPE_RUN_BUDGET=N
+# (tuner evaluations), KOPE_RUN_REPLAY="file..." or none (recordings),
+# KOPE_RUN_OUT=DIR (default .kope/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KOPE=${KOPE:-./build/kope}
-OPS=${KOPE_RUN_OPS:-"relu softmax rms_norm matmul"}
+OPS=${KOPE_RUN_OPS:-"relu"}
 BUDGET=${KOPE_RUN_BUDGET:-8}
-DB=${KOPE_RUN_DB:-.kope/run.db}
-OUT=.kope/run
+REPLAY=${KOPE_RUN_REPLAY:-$(ls docs/data/llm-sessions/*.jsonl.gz 2>/dev/null || true)}
+[ "$REPLAY" != none ] || REPLAY=
+OUT=${KOPE_RUN_OUT:-.kope/run}
+EVAL=(--eval-seeds 1 --case-budget 0.03 --final-seeds 2 --final-case-budget 0.05)
+rm -rf "$OUT"
 mkdir -p "$OUT"
-for op in $OPS; do
-  echo "== kope optimize $op --budget-evals $BUDGET --db $DB" >&2
-  rc=0
-  "$KOPE" optimize "$op" --budget-evals "$BUDGET" --db "$DB" --json >"$OUT/$op.json" || rc=$?
-  [ "$rc" -le 1 ] || { echo "kope optimize $op failed (exit $rc)" >&2; exit "$rc"; }
-done
-python3 - "$OUT" $OPS <<'PY'
+t0=$(date +%s)
+
+# steps FILE: one line per step of every session in a bench results file.
+steps() {
+  python3 - "$1" <<'PY'
 import json, sys
-out, ops = sys.argv[1], sys.argv[2:]
-print(f"{'operator':<14} {'seed vs ref':>11} {'best vs ref':>11} {'best vs vendor':>14} {'evals':>5} {'promoted':>8}  best kernel")
-for op in ops:
-    d = json.load(open(f"{out}/{op}.json"))
-    ven = f"{d['best_speedup_vendor']:.3f}x" if d['best_speedup_vendor'] > 0 else "-"
-    print(f"{op:<14} {d['seed_speedup_ref']:>10.3f}x {d['best_speedup_ref']:>10.3f}x {ven:>14} "
-          f"{d['evaluations']:>5} {d['promotions']:>8}  {d['best_path'] or 'none'}")
+d = json.load(open(sys.argv[1]))
+for r in d["runs"]:
+    print(f"-- {r['op']} ({r['config']}, {r['policy']}): {r['evaluations']} evaluations, "
+          f"{r['promotions']} promotions")
+    for c in r.get("forest", []):
+        sp = f"{c['speedup']:.2f}x" if c.get("correct") else "-"
+        # a correct kernel that was not accepted was flagged for review (roofline, caching)
+        v = "flagged" if c["verdict"] == "correct" and not c.get("correct") else c["verdict"]
+        print(f"   step {c['step']:>2}  {v:<13} {sp:>8} vs ref  {c['label']:<10} {c['thought']}")
 PY
+}
+
+# header REC: the recording's operator and number of calls.
+header() {
+  gzip -dc "$1" | python3 -c '
+import json, sys
+lines = [l for l in sys.stdin if l.strip()]
+print(json.loads(lines[0]).get("op", ""), len(lines) - 1)'
+}
+
+results=()
+for rec in $REPLAY; do
+  read -r op calls < <(header "$rec")
+  [ -n "$op" ] || { echo "$rec: no operator in the header; skipped" >&2; continue; }
+  name=$(basename "$rec" .jsonl.gz)
+  echo "== replay $rec: $op, $calls recorded model replies, evaluated live" >&2
+  "$KOPE" bench --ops "$op" --configs llm+memory --llm-provider replay --llm-replay "$rec" \
+    --budget-evals "$calls" --workdir "$OUT/$name" --out "$OUT/$name.json" "${EVAL[@]}"
+  steps "$OUT/$name.json"
+  results+=("$OUT/$name.json")
+done
+
+echo "== offline tuner from the plain start: ${OPS// /, }, $BUDGET evaluations each" >&2
+"$KOPE" bench --ops "${OPS// /,}" --configs tuner+memory --start plain --budget-evals "$BUDGET" \
+  --workdir "$OUT/tuner" --out "$OUT/tuner.json" "${EVAL[@]}"
+steps "$OUT/tuner.json"
+results+=("$OUT/tuner.json")
+
+echo
+python3 - "${results[@]}" <<'PY'
+import json, sys
+print("Where each kernel stands (final re-measurement, side by side; speedups are geomeans over the timed cases)")
+print(f"{'operator':<12} {'config':<14} {'seed vs ref':>11} {'best vs ref':>11} {'best vs vendor':>14}  standing")
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    for fin in d["final"]:
+        ks = {k["config"]: k for k in fin["kernels"]}
+        seed = ks.get("seed", {}).get("report", {})
+        for cfg, k in ks.items():
+            if cfg == "seed":
+                continue
+            r = k.get("report", {})
+            ven = r.get("speedup_vendor", 0) or 0
+            stand = ("no correct kernel" if not r.get("accepted") else
+                     "no vendor baseline" if ven <= 0 else
+                     f"{ven:.2f}x the vendor: faster" if ven >= 1.05 else
+                     f"{ven:.2f}x the vendor: on par" if ven > 0.95 else
+                     f"{1 / ven:.1f}x slower than the vendor")
+            print(f"{fin['op']:<12} {cfg:<14} {seed.get('speedup_ref', 0):>10.2f}x "
+                  f"{r.get('speedup_ref', 0):>10.2f}x {ven:>13.3f}x  {stand} ({r.get('vendor', '')})")
+PY
+"$KOPE" report "${results[@]}" --out "$OUT/report.html" --title "kope make run"
+echo
+echo "report: $OUT/report.html ($(( $(date +%s) - t0 )) s)"
