@@ -47,7 +47,7 @@ static char *options_json(int argc, char **argv)
 }
 
 static int queue_add(kope_queue *q, int nops, char **ops, const char *target,
-                     const char *policy, long long evals, const char *opts, int json)
+                     const char *policy, int64_t evals, const char *opts, int json)
 {
   json_t *ids = json_array();
   kope_err err = {0};
@@ -59,7 +59,7 @@ static int queue_add(kope_queue *q, int nops, char **ops, const char *target,
                         &err);
     if (rc == KOPE_OK && !json)
       printf("queued job %lld: %s on %s, %s, %lld evaluations\n", (long long)id, ops[i],
-             target, policy, evals);
+             target, policy, (long long)evals);
     json_array_append_new(ids, json_integer(id));
   }
   if (rc != KOPE_OK) {
@@ -127,7 +127,7 @@ int kope_cmd_queue(int argc, char **argv)
     {"target", 1, 0, 't'}, {"policy", 1, 0, 'p'}, {"budget-evals", 1, 0, 'b'},
     {"db", 1, 0, 'd'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
   const char *target = "cpu", *policy = "tuner", *db = NULL, *sub;
-  long long evals = 12;
+  int64_t evals = 12;
   int json = 0, c, rc, nops, dash;
   char *opts = NULL;
   kope_queue *q;
@@ -145,7 +145,10 @@ int kope_cmd_queue(int argc, char **argv)
     switch (c) {
     case 't': target = optarg; break;
     case 'p': policy = optarg; break;
-    case 'b': evals = atoll(optarg); break;
+    case 'b':
+      if (kope_cli_i64("queue", "budget-evals", optarg, 1, 1000000000, &evals))
+        return 2;
+      break;
     case 'd': db = optarg; break;
     case 'j': json = 1; break;
     case 'h': usage(stdout); return 0;

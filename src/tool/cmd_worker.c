@@ -262,10 +262,19 @@ int kope_cmd_worker(int argc, char **argv)
     case 'd': w.db = optarg; break;
     case 't': w.target = optarg; break;
     case 'D': w.device = optarg; break;
-    case 'l': w.lease = atof(optarg); break;
-    case 'p': w.poll = atof(optarg); break;
+    case 'l':
+      if (kope_cli_double("worker", "lease", optarg, 1, 86400, &w.lease))
+        return 2;
+      break;
+    case 'p':
+      if (kope_cli_double("worker", "poll", optarg, 0.01, 3600, &w.poll))
+        return 2;
+      break;
     case 'f': w.forever = 1; break;
-    case 'm': w.max_jobs = atol(optarg); break;
+    case 'm':
+      if (kope_cli_long("worker", "max-jobs", optarg, 1, 1000000000, &w.max_jobs))
+        return 2;
+      break;
     case 'o': w.ops_dir = optarg; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
