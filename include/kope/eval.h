@@ -37,8 +37,11 @@ extern "C" {
  * (docs/evaluator.md, "Same-round bias"). kope-eval-5: candidates compile
  * in a sandbox, the gate reads inline asm as the assembler does, refuses
  * asm labels and the old libgomp ABI, and the runtime clears the stack
- * between calls (docs/security.md, "Hardening round two"). */
-#define KOPE_HARNESS_VERSION "kope-eval-5"
+ * between calls (docs/security.md, "Hardening round two"). kope-eval-6:
+ * every timed case is judged against the roofline of the memory level it
+ * fits in, and a thread of the candidate still running after its calls
+ * returned is forbidden (docs/security.md, "Hardening round two"). */
+#define KOPE_HARNESS_VERSION "kope-eval-6"
 
 typedef enum kope_verdict {
   KOPE_CORRECT = 0,

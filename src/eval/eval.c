@@ -642,6 +642,8 @@ static int judge(kope_evaluator *ev, build_job *j, kope_report *r, kope_err *err
   rc = check_all(ev, &cand, &ev->out_cand, r, err);
   if (rc == 0 && ev->o.timing)
     rc = time_all(ev, &cand, r, err);
+  if (rc == 0)   /* no thread may still run once the calls returned */
+    rc = kope_eval_check_idle(&cand, r);
   r->wait_s = cand.wait_s + ev->refw.wait_s + ev->venw.wait_s + ev->basew.wait_s - waits0;
   kope_worker_stop(&cand);
   r->log = kope_buf_steal(&cand.log);

@@ -26,6 +26,13 @@ typedef struct kope_layout {
   size_t in_size, out_size;
 } kope_layout;
 
+/* idle.c: the candidate's gaps between timed batches */
+typedef struct kope_idle_gap {
+  double cpu0, t0;           /* at the start of the current gap */
+  int open;                  /* a gap is open (the worker answered) */
+  int gaps, running;         /* gaps seen; gaps that ended with a thread running */
+  double cpu_s, wall_s;      /* CPU and wall time over all gaps */
+} kope_idle_gap;
 typedef struct kope_case_res {
   char name[64];                            /* op.json "name" ("" when none) */
   char shape[200];                          /* kope_op_case_label */
@@ -71,6 +78,7 @@ struct kope_report {
   int review;                 /* a flag withholds acceptance */
   int gated;                  /* the static gate ran */
   double cand_cpu_s;          /* the candidate worker's CPU time */
+  kope_idle_gap idle;         /* the candidate's gaps between timed batches */
 };
 
 struct kope_evaluator {
@@ -120,6 +128,21 @@ int kope_eval_time_case(kope_evaluator *ev, kope_worker *cand, size_t c, kope_ca
                         kope_report *r, kope_err *err);
 void kope_eval_fill_cmd(const kope_evaluator *ev, size_t c, kope_child_cmd *cmd,
                         uint32_t kind, uint32_t iters);
+
+/* idle.c: threads left running after a candidate's calls returned */
+/* CPU seconds of every thread of pid (its process clock); < 0 if unknown. */
+double kope_eval_worker_cpu(pid_t pid);
+/* Threads of pid in state R. */
+int kope_eval_running_threads(pid_t pid);
+/* A gap starts when the worker has answered and ends before its next
+ * command; threads: the worker's OpenMP threads. */
+void kope_eval_gap_begin(kope_idle_gap *g, const kope_worker *w);
+void kope_eval_gap_end(kope_idle_gap *g, const kope_worker *w, int threads);
+/* Most gaps of the evaluation ended with a thread running: forbidden, -1. */
+int kope_eval_gap_judge(const kope_idle_gap *g, kope_report *r);
+/* The quiet window after the last call: forbidden and -1 when a thread
+ * still runs; 0 otherwise. */
+int kope_eval_check_idle(const kope_worker *w, kope_report *r);
 
 /* report.c */
 kope_report *kope_report_new(const kope_evaluator *ev);

@@ -148,12 +148,15 @@ static void ratio_stats(const double *num, const double *den, int n, double *med
   kope_median_ci(v, (size_t)n, lo, hi);
 }
 
-/* Smallest roofline bound (seconds per call) the review judges. */
-#define REVIEW_MIN_BOUND_S 1e-6
+/* Margins of the roofline review: the peaks are measured once, maybe on a
+ * loaded machine, and a kernel's access pattern can beat the triad's a
+ * little (relu reads one stream where the triad reads two). */
+#define REVIEW_COMPUTE_MARGIN 3.0
+#define REVIEW_MEMORY_MARGIN 4.0
 
-/* The last-level cache size is known (the hardware profile found it). A
- * VM without cache entries in sysfs reports 0: then no case can be told
- * to run from DRAM, and the memory bound is not judged. */
+/* The cache sizes are known (the hardware profile found them). A VM
+ * without cache entries in sysfs or CPUID reports 0: then no case can be
+ * told to run from a cache, and the memory bound is not judged. */
 static int llc_known(const kope_evaluator *ev)
 {
   return ev->hw && (kope_hw_cache_bytes(ev->hw, 3) > 0 || kope_hw_cache_bytes(ev->hw, 2) > 0);
@@ -166,29 +169,63 @@ static int looks_cached(const kope_case_res *cr, double fresh_s)
   return fresh_s > 2e-3 && cr->t_cand * 8.0 < fresh_s;
 }
 
-/* Flag what no honest kernel does: beat the roofline, or run timed calls
- * far faster than calls on fresh inputs (a cache). */
-static void review(const kope_evaluator *ev, size_t c, const kope_case_res *cr,
-                   double fresh_s, kope_report *r)
+/* The compute ceiling the review judges against (FLOP/s): the larger of
+ * the all-threads peak and threads x the one-thread peak. The all-threads
+ * figure is the one most easily measured low on a loaded machine (a
+ * profile marked suspect); a legit matmul was flagged at 3.5x a 40.8
+ * GFLOP/s all-threads peak whose one-thread peak was 54.3. */
+static double review_peak(const kope_evaluator *ev)
 {
-  double peak = ev->hw ? kope_hw_peak_gflops(ev->hw) * 1e9 : 0;
-  double bw = ev->hw ? kope_hw_bandwidth_gbs(ev->hw) * 1e9 : 0;
-  double tf = peak > 0 ? cr->flops / peak : 0, tb = bw > 0 ? cr->bytes / bw : 0;
+  double all, one;
 
-  /* margins: the peaks are measured once, maybe on a loaded machine; and a
-   * bound under REVIEW_MIN_BOUND_S is not judged: per-call times that
-   * short are a batch's time less the round-trip overhead, and the error
-   * of that subtraction alone can put a tiny case "beyond" the roofline */
-  if (tf < REVIEW_MIN_BOUND_S)
-    tf = 0;
-  if (tb < REVIEW_MIN_BOUND_S)
-    tb = 0;
-  if (tf > 0 && cr->t_cand * 3.0 < tf)
+  if (!ev->hw)
+    return 0;
+  all = kope_hw_peak_gflops(ev->hw);
+  one = kope_hw_peak_one_gflops(ev->hw) * (double)ev->o.threads;   /* threads set, > 0 */
+  return (one > all ? one : all) * 1e9;
+}
+
+/* The memory ceiling (bytes/s) a working set of bytes is judged against:
+ * the level it fits in (kope_hw_level_for, on all threads), and there the
+ * highest of that level's figures (all threads, threads x one thread) and
+ * those of every larger level: a cache is not slower than the memory
+ * behind it, so a level measured low under load (a suspect profile: this
+ * VM measured 0.13 GB/s for L2 on all threads, 88 GB/s on one) cannot put
+ * an honest kernel beyond its bound. */
+static double review_bandwidth(const kope_evaluator *ev, double bytes)
+{
+  double bw = kope_hw_bandwidth_gbs(ev->hw), one;
+  int lv = kope_hw_level_for(ev->hw, bytes, kope_hw_threads(ev->hw));
+
+  for (; lv <= 4; lv++) {
+    one = kope_hw_level_bandwidth_gbs(ev->hw, lv, 0) * (double)ev->o.threads;
+    bw = fmax(bw, fmax(one, kope_hw_level_bandwidth_gbs(ev->hw, lv, 1)));
+  }
+  return bw * 1e9;
+}
+
+/* Flag what no honest kernel does: beat the roofline, or run timed calls
+ * far faster than calls on fresh inputs (a cache). Every timed case is
+ * judged, in a cache or not, however short its bound (issue 16, class 3:
+ * a kernel that recomputed a slice when its output was not poisoned ran
+ * at 50x its bound where the cache and sub-microsecond cases were not
+ * judged). The per-call floor: the candidate's time counts as its median
+ * plus twice the round trip's share of one call (rtt / iters), the most
+ * that subtracting the round trip can have taken from a batch. */
+static void review(const kope_evaluator *ev, size_t c, const kope_case_res *cr,
+                   double fresh_s, double rtt, kope_report *r)
+{
+  double peak = review_peak(ev), bw = ev->hw ? review_bandwidth(ev, cr->bytes) : 0;
+  double tf = peak > 0 ? cr->flops / peak : 0, tb = bw > 0 ? cr->bytes / bw : 0;
+  double t = cr->t_cand + 2.0 * rtt / (cr->iters_cand ? cr->iters_cand : 1);
+
+  if (tf > 0 && t * REVIEW_COMPUTE_MARGIN < tf)
     kope_report_flag(r, "roofline", 1, "case %zu: %.3g s per call beats the compute bound "
                      "%.3g s (%.3g GFLOP/s peak)", c, cr->t_cand, tf, peak * 1e-9);
-  else if (!cr->in_cache && llc_known(ev) && tb > 0 && cr->t_cand * 4.0 < tb)
+  else if (llc_known(ev) && tb > 0 && t * REVIEW_MEMORY_MARGIN < tb)
     kope_report_flag(r, "roofline", 1, "case %zu: %.3g s per call beats the memory bound "
-                     "%.3g s (%.3g GB/s)", c, cr->t_cand, tb, bw * 1e-9);
+                     "%.3g s (%.3g GB/s, the level %.3g bytes fit in)", c, cr->t_cand, tb,
+                     bw * 1e-9, cr->bytes);
   if (looks_cached(cr, fresh_s))
     kope_report_flag(r, "caching", 1, "case %zu: timed calls took %.3g s but calls on fresh "
                      "inputs %.3g s: results may be reused", c, cr->t_cand, fresh_s);
@@ -306,8 +343,12 @@ static int rounds(kope_evaluator *ev, size_t c, timed *ts, int nt, double rtt,
     poison_slots(ev, c, keff, k, r);
     for (j = 0; j < nt; j++) {
       timed *t = &ts[k % 2 ? nt - 1 - j : j];
+      if (t == ts && k > 0)   /* the candidate idled while the others ran */
+        kope_eval_gap_end(&r->idle, t->w, ev->o.threads);
       if ((rc = run_batch(ev, c, t, t->iters, &el, r, err)))
         return rc;
+      if (t == ts)
+        kope_eval_gap_begin(&r->idle, t->w);
       t->samples[k] = (el - rtt > 1e-9 ? el - rtt : 1e-9) / t->iters;
     }
     if (check && verify_slots(ev, c, keff, k, r))
@@ -316,7 +357,8 @@ static int rounds(kope_evaluator *ev, size_t c, timed *ts, int nt, double rtt,
     if (k + 1 >= ev->o.min_rounds && kope_now() - start > ev->o.case_budget_s)
       break;
   }
-  return 0;
+  r->idle.open = 0;   /* the next case starts with calibration */
+  return kope_eval_gap_judge(&r->idle, r);
 }
 
 /* Fastest single call on fresh inputs of the correctness seeds (seed 0
@@ -394,6 +436,6 @@ int kope_eval_time_case(kope_evaluator *ev, kope_worker *cand, size_t c, kope_ca
   fresh = fresh_min(cr, r->seeds);
   if ((rc = confirm_fresh(ev, c, &ts[0], rtt, cr, &fresh, r, err)))
     return rc;
-  review(ev, c, cr, fresh, r);
+  review(ev, c, cr, fresh, rtt, r);
   return 0;
 }

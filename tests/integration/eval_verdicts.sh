@@ -52,7 +52,7 @@ expect_eq "per-case samples kept (timed cases)" "$(json_get "all(len(c['samples'
 expect_eq "CI brackets the median" "$(json_get "all(c['speedup_ref']['ci_lo'] <= c['speedup_ref']['median'] <= c['speedup_ref']['ci_hi'] for c in d['cases'] if c['timed'])")" "True"
 expect_eq "check cases are not timed" "$(json_get "all(('seconds' in c) == (c['role'] != 'check') for c in d['cases'])")" "True"
 expect_eq "geomean speedup positive" "$(json_get "d['speedup_ref'] > 0")" "True"
-expect_eq "harness version recorded" "$(json_get "d['harness_version']")" "kope-eval-5"
+expect_eq "harness version recorded" "$(json_get "d['harness_version']")" "kope-eval-6"
 expect_eq "isolation reported" "$(json_get "'readonly_inputs' in d['environment']['isolation']")" "True"
 
 # Timing sees a slow kernel as slow: 2000x the work below a million

@@ -74,6 +74,7 @@ judge relu "--seeds 2 --no-timing" \
   "$H/gomp_lock_asm.c|forbidden|^static gate: asm: .*lock symbols" \
   "$H/omp_old_abi.c|forbidden|^static gate: symbols: 'GOMP_parallel_start'" \
   "$H/omp_old_loop.c|forbidden|^static gate: symbols: 'GOMP_parallel_loop_static_start'" \
+  "$H/omp_escape.c|forbidden|^runtime: a thread of the worker kept running after its calls returned" \
   "$L/relu_omp_critical.c|correct|correct" \
   "$H/pragma_optimize.c|forbidden|^static gate: flags: .*optimize" \
   "$H/include_reference.c|forbidden|^static gate: include: line 3" \
@@ -121,8 +122,23 @@ if find "$T/tmpdir" -name kope-hack-output.txt | grep -q .; then
 rm -rf "$T/tmpdir"/kope-eval-*
 # Timed outputs are checked: a kernel that stops computing once timing
 # starts is caught.
-judge relu "--no-gate --budget 0.02 --rounds 5 --seeds 2" \
+judge relu "--no-gate --budget 0.02 --rounds 8 --seeds 2" \
   "$H/late_cheat.c|incorrect|^timed call \(round [0-9]+, buffer set [0-9]+\)"
+# The output buffer as memo (issue 16, class 3): a kernel that recomputes
+# only a slice when its output still holds its last result stays correct
+# on every checked call; it is caught by the roofline review, which judges
+# every timed case (in a cache or not) against its level's bandwidth.
+expect_exit 1 "slice memo with timing: not accepted" -- "$KOPE" eval relu "$H/slice_memo.c" \
+  --ops-dir "$OPS" --json --budget 0.02 --rounds 5 --seeds 2
+expect_eq "slice memo: correct, flagged for review (roofline)" \
+  "$(json_get "d['verdict'] == 'correct' and any(f['kind'] == 'roofline' and f['review'] for f in d['flags'])")" "True"
+# A thread left spinning after return (gcc 12's GOMP_parallel only, left
+# by __builtin_longjmp) is caught between timed batches too; a legitimate
+# OpenMP kernel is still accepted with timing.
+judge relu "--budget 0.02 --rounds 5 --seeds 2" \
+  "$H/omp_escape.c|forbidden|^runtime: a thread of the worker kept running after its calls returned" \
+  "$L/relu_omp_critical.c|correct|correct" \
+  "$K/relu_openmp.c|correct|correct"
 # A content-keyed cache larger than the rotating buffer sets stays
 # correct; timed calls replay, calls on fresh inputs compute: flagged.
 expect_exit 1 "content cache with timing: not accepted" -- "$KOPE" eval matmul "$H/content_cache.c" \
@@ -136,7 +152,7 @@ cp "$T/out" "$T/hw.json"
 expect_exit 0 "legit AVX2 relu with timing" -- "$KOPE" eval relu "$L/relu_avx2.c" --ops-dir "$OPS" \
   --json --budget 0.02 --rounds 5 --seeds 3
 expect_eq "accepted" "$(json_get "d['accepted']")" "True"
-expect_eq "harness version" "$(json_get "d['harness_version']")" "kope-eval-5"
+expect_eq "harness version" "$(json_get "d['harness_version']")" "kope-eval-6"
 expect_eq "every layer kope hw lists as available is active in the worker" \
   "$(python3 -c "import json; h=json.load(open('$T/hw.json')); d=json.load(open('$T/out')); \
 print(sorted(set(h['sandbox']['available']) - set(d['sandbox_layers'])))")" "[]"
@@ -157,8 +173,12 @@ if grep -q "STACK-HIT" "$T/out"; then not_ok "stack memory below the frame survi
 python3 - "$KOPE_HOME/hw.json" "$T/tiny-hw.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-d["peak_gflops_fp32"] *= 1e-5
-d["bandwidth_gbs"] *= 1e-5
+for k in ("peak_gflops_fp32", "peak_gflops_fp32_one_thread", "bandwidth_gbs"):
+    if k in d:
+        d[k] *= 1e-5
+for lv in d.get("bandwidth_levels", {}).values():
+    for k in ("all_threads_gbs", "one_thread_gbs"):
+        lv[k] *= 1e-5
 json.dump(d, open(sys.argv[2], "w"))
 PY
 expect_exit 1 "beyond the roofline: not accepted" -- "$KOPE" eval relu "$L/relu_avx2.c" --ops-dir "$OPS" \
