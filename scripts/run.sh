@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: the loop at work, offline, in about five minutes on two cores.
-#  (a) every recorded real-model session in docs/data/llm-sessions/ is
+#  (a) recorded real-model sessions in docs/data/llm-sessions/ (a softmax
+#      and a conv2d one by default; KOPE_RUN_REPLAY for others) are
 #      replayed (--llm-provider replay): the model's kernels are the
 #      recorded ones, but every one is compiled, checked and timed live here;
 #  (b) the offline tuner optimizes a couple of operators from the plain
@@ -18,7 +19,9 @@ cd "$(dirname "$0")/.."
 KOPE=${KOPE:-./build/kope}
 OPS=${KOPE_RUN_OPS:-"relu"}
 BUDGET=${KOPE_RUN_BUDGET:-8}
-REPLAY=${KOPE_RUN_REPLAY:-$(ls docs/data/llm-sessions/*.jsonl.gz 2>/dev/null || true)}
+# default: a softmax and a conv2d session, both promoted a model's kernel
+REPLAY=${KOPE_RUN_REPLAY:-$(ls docs/data/llm-sessions/softmax-2026-12-04-e17815d.jsonl.gz \
+  docs/data/llm-sessions/conv2d-2026-12-04-b3c22f7-cold.jsonl.gz 2>/dev/null || true)}
 [ "$REPLAY" != none ] || REPLAY=
 OUT=${KOPE_RUN_OUT:-.kope/run}
 EVAL=(--eval-seeds 1 --case-budget 0.03 --final-seeds 2 --final-case-budget 0.05)

@@ -119,4 +119,14 @@ expect_eq "packed: header + two calls" "$(gzip -dc "$T/p.jsonl.gz" | wc -l)" 3
 expect_eq "packed calls in order with their replies" \
   "$(gzip -dc "$T/p.jsonl.gz" | python3 -c 'import json,sys; l=[json.loads(x) for x in sys.stdin]; print(l[0]["kope_llm_session"], l[0]["op"], [(c["call"], c["request"]["system"], c["reply"].split()[1]) for c in l[1:]])')" \
   "1 softmax [(1, 's0001', 'synthetic.t0001'), (2, 's0002', 'synthetic.t0002')]"
+# one session out of a bench's directory: requests 2..5, 3 timed out (no reply), 5 waiting
+for i in 0004 0005; do echo "{\"system\": \"s$i\", \"messages\": []}" > "$H/req-$i.json"; done
+rm "$H/reply-0001.md"
+printf 'THOUGHT: synthetic.t0004\nreply 0004\n' > "$H/reply-0004.md"
+expect_exit 0 "pack a range, leaving out unanswered requests" -- python3 \
+  "$KOPE_SRC/scripts/llm-session-pack.py" "$H" "$T/r.jsonl.gz" --model synthetic --answerer test \
+  --op softmax --first 2 --last 5 --skip-unanswered
+expect_eq "range packed: calls renumbered, handoff request numbers kept" \
+  "$(gzip -dc "$T/r.jsonl.gz" | python3 -c 'import json,sys; l=[json.loads(x) for x in sys.stdin]; print([(c["call"], c["handoff_request"], c["request"]["system"]) for c in l[1:]])')" \
+  "[(1, 2, 's0002'), (2, 4, 's0004')]"
 finish
