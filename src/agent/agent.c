@@ -524,8 +524,17 @@ static int run(agent *a, kope_err *err)
   if (rc == KOPE_OK)
     rc = final_remeasure(a, err);
   finish(a, rc == KOPE_OK ? stop : "error");
-  if (rc == KOPE_OK)
+  if (rc == KOPE_OK) {
     rc = kope_agent_write_best(a, err);
+  } else {
+    /* a session that fails (a provider that stopped answering) keeps the
+     * best kernel found so far: written like a finished session's, and
+     * the result says passed, so the caller can use it */
+    kope_err e3;
+    kope_err_clear(&e3);
+    if (kope_agent_write_best(a, &e3) != KOPE_OK)
+      a->res->passed = 0;
+  }
   if (a->session && a->o->memory != KOPE_MEMORY_READONLY) {
     kope_err e2;
     kope_err_clear(&e2);

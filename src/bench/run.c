@@ -298,13 +298,20 @@ static void run_one(bench *b, const kope_bench_config *c, int rep, const char *o
   opt_opts(b, c, rep, op, db, out, &oo);
   kope_err_clear(&e);
   rc = kope_optimize(&oo, r, &e);
-  run = rc == KOPE_OK ? result_json(r) : json_object();
+  /* a session that failed after finding a correct kernel (the provider
+   * stopped answering) counts with that kernel, and says why it ended */
+  run = rc == KOPE_OK || (r->session_id && r->passed) ? result_json(r) : json_object();
   json_object_set_new(run, "config", json_string(c->name));
   json_object_set_new(run, "repeat", json_integer(rep));
   json_object_set_new(run, "seed", json_integer((json_int_t)oo.seed));
   json_object_set_new(run, "op", json_string(op));
   json_object_set_new(run, "kernel", json_string(out));
-  if (rc != KOPE_OK) {
+  if (rc != KOPE_OK && r->session_id && r->passed) {
+    json_object_set_new(run, "error", json_string(e.msg));
+    add_session_graph(run, db, r);
+    say(b, "r%d %s %s: stopped early (%s); its best kernel is kept: %.3fx vs reference, "
+        "%lld evaluations", rep, op, c->name, e.msg, r->best_ref, (long long)r->evals);
+  } else if (rc != KOPE_OK) {
     json_object_set_new(run, "passed", json_false());
     json_object_set_new(run, "error", json_string(e.msg));
     say(b, "r%d %s %s: error: %s", rep, op, c->name, e.msg);

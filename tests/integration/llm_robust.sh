@@ -81,10 +81,19 @@ no_case_lost 503
 
 # A provider that fails step after step ends the session after 3 such steps.
 start_server "$T/b2.json"
-run r503x 3 "503 on every step" --llm-url "$URL" --llm-retries 0 --eval-seeds 1 --case-budget 0.02 --budget-evals 6
+run r503x 3 "503 on every step" --llm-url "$URL" --llm-retries 0 --eval-seeds 1 --case-budget 0.02 --budget-evals 6 \
+  --out "$T/r503x-best.c"
 expect_match "503 x3: says why" "$T/err" "failed on 3 steps in a row; last: .*HTTP 503"
 expect_eq "503 x3: three no_kernel cases kept" "$(q "$DB" "select count(*) from cases where verdict='no_kernel'")" 3
 expect_eq "503 x3: three requests" "$(requests)" 3
+# the session failed, but the best kernel found so far (the seed here) is kept
+if [ "$(q "$DB" "select count(*) from cases where step=0 and correct=1")" = 0 ]; then
+  ok "503 x3: the seed was not accepted on this loaded machine; no best kernel to keep"
+elif [ -s "$T/r503x-best.c" ] && grep -q "best kernel for operator scale2" "$T/r503x-best.c"; then
+  ok "503 x3: the best kernel so far is written"
+else
+  not_ok "503 x3: no best kernel written after the provider failed"
+fi
 
 # 400: not retried, the error body shown, the session stops (exit 3) with the seed kept.
 script "$T/c.json" <<'J'
