@@ -644,14 +644,25 @@ static void parse_card(const char *text, const char *category, card *k)
 }
 
 /* Every prompt is self-contained (no conversation is kept), so the cards
- * come in full at step 1 and every KOPE_CTX_CARD_EVERY steps after; in
- * between one short reminder names them. */
+ * come in full at step 1, every KOPE_CTX_CARD_EVERY steps after and after
+ * a step the model did not answer; in between one short reminder names
+ * them. */
 #define KOPE_CTX_CARD_EVERY 4
+
+/* The last step got no kernel from the model (no reply, truncated, no code
+ * block): the prompt that carried the cards in full may never have been
+ * read, so they come in full again. */
+static int last_step_unanswered(const kope_ctx_state *s)
+{
+  const kope_ctx_step *h = s->nhistory ? &s->history[s->nhistory - 1] : NULL;
+
+  return h && h->verdict && !strcmp(h->verdict, "no_kernel");
+}
 
 static int cards_in_full(const kope_ctx *c)
 {
   return c->mode == KOPE_CTX_PASSIVE || c->s->step <= 1 ||
-         (c->s->step - 1) % KOPE_CTX_CARD_EVERY == 0;
+         (c->s->step - 1) % KOPE_CTX_CARD_EVERY == 0 || last_step_unanswered(c->s);
 }
 
 /* Cards for the operator's category and the general ones; the others are

@@ -421,6 +421,22 @@ static void test_cards(void **state)
   assert_null(strstr(user, "(reminder)"));
   free(sys);
   free(user);
+  /* step 2 after an unanswered step 1 (the provider timed out): the
+   * prompt with the cards was never read, so they come in full */
+  {
+    kope_ctx_step h = step_of(1, "no reply", 0, 0, 0, 1, NULL);
+    h.verdict = "no_kernel";
+    f->s.history = &h;
+    f->s.nhistory = 1;
+    f->s.step = 2;
+    render(f, NULL, &sys, &user);
+    assert_non_null(strstr(user, "GENERAL_BODY"));
+    assert_null(strstr(user, "(reminder)"));
+    free(sys);
+    free(user);
+    f->s.history = NULL;
+    f->s.nhistory = 0;
+  }
 }
 
 /* The real cards of targets/cpu: nothing the model cannot run, no static
