@@ -115,6 +115,26 @@ static void argv_free(char **a)
   free(a);
 }
 
+/* In the forked child: this process's environment with KOPE_DB=db in
+ * place of any KOPE_DB (unchanged when db is NULL or memory runs out). */
+static char **child_env(const char *db)
+{
+  extern char **environ;
+  size_t n = 0, i, k = 0;
+  char **env;
+
+  if (!db)
+    return environ;
+  while (environ[n])
+    n++;
+  if (!(env = calloc(n + 2, sizeof *env)) || !(env[k] = kope_sprintf("KOPE_DB=%s", db)))
+    return environ;
+  for (k = 1, i = 0; i < n; i++)
+    if (strncmp(environ[i], "KOPE_DB=", 8))
+      env[k++] = environ[i];
+  return env;
+}
+
 static pid_t spawn(const wopts *w, const kope_job *j, const char *out_path)
 {
   char evals[32], **a = child_argv(w, j, evals);
@@ -129,9 +149,9 @@ static pid_t spawn(const wopts *w, const kope_job *j, const char *out_path)
     if (getppid() == 1)
       _exit(127);
     signal(SIGINT, SIG_DFL);
-    if (w->db)
-      setenv("KOPE_DB", w->db, 1);
-    execv("/proc/self/exe", a);
+    /* the store's URL (it may hold a password) reaches the child in its
+     * environment, never on its command line */
+    execve("/proc/self/exe", a, child_env(w->db));
     _exit(127);
   }
   argv_free(a);
