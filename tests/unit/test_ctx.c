@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "kope_test.h"
+#include "kt_ctx.h"
 #include "kope/core.h"
 #include "kope/ctx.h"
 #include "kope/mem.h"
@@ -24,10 +25,7 @@
 #include "kope/policy.h"
 
 typedef struct fx {
-  char dir[64];
-  kope_db *db;
-  kope_op *op;
-  char *seed;
+  kt_ctx k;   /* dir, db, op, seed */
   kope_ctx_state s;
   const char *case_target;   /* target of the Cases add_case inserts (NULL: cpu) */
 } fx;
@@ -52,33 +50,15 @@ static int64_t add_case(fx *f, int64_t prev, const char *op, const char *cat, co
   c.correct = correct;
   c.speedup = correct ? speedup : NAN;
   c.feedback = correct ? "verdict: correct" : "verdict: incorrect\nreason: y[3] = 1, expected 2";
-  assert_int_equal(kope_mem_case_insert(f->db, &c, &id, &err), KOPE_OK);
+  assert_int_equal(kope_mem_case_insert(f->k.db, &c, &id, &err), KOPE_OK);
   return id;
 }
 
 static int setup(void **state)
 {
   fx *f = calloc(1, sizeof *f);
-  kope_err err = {0};
-  char *path, *ops = kt_ops_dir();
 
-  kt_tmpdir(f->dir, sizeof f->dir, "ctxtest");
-  path = kope_path_join(f->dir, "kope.db");
-  f->db = kope_db_open(path, 0, &err);
-  assert_non_null(f->db);
-  f->op = kope_op_load("relu", ops, &err);
-  assert_non_null(f->op);
-  f->seed = kope_file_read(kope_op_seed_path(f->op), NULL, &err);
-  assert_non_null(f->seed);
-  f->s.op = f->op;
-  f->s.target = "cpu";
-  f->s.target_text = "Target: cpu (test)";
-  f->s.incumbent = f->seed;
-  f->s.incumbent_correct = 1;
-  f->s.inc_speedup_ref = 1.5;
-  f->s.step = 1;
-  free(path);
-  free(ops);
+  kt_ctx_open(&f->k, "relu", "ctxtest", &f->s);
   *state = f;
   return 0;
 }
@@ -87,10 +67,7 @@ static int teardown(void **state)
 {
   fx *f = *state;
 
-  kope_db_close(f->db);
-  kope_op_free(f->op);
-  free(f->seed);
-  kope_rmtree(f->dir);
+  kt_ctx_close(&f->k);
   free(f);
   return 0;
 }
@@ -120,7 +97,7 @@ static void test_tiers(void **state)
   add_case(f, 0, "sigmoid", "elementwise", "tiling", "tiling.block=65536", 1, 1.2);
   add_case(f, 0, "matmul", "matmul", "tiling", "tiling.bm=64", 1, 3.0);
   kope_ctx_budget_init(&b);
-  c = kope_ctx_build(&f->s, f->db, KOPE_CTX_ACTIVE, &b, &err);
+  c = kope_ctx_build(&f->s, f->k.db, KOPE_CTX_ACTIVE, &b, &err);
   assert_non_null(c);
   assert_int_equal(count(c, KOPE_TIER_HOT, KOPE_CTX_SPEC), 1);
   assert_int_equal(count(c, KOPE_TIER_HOT, KOPE_CTX_INCUMBENT), 1);
@@ -148,7 +125,7 @@ static void test_tiers(void **state)
   /* tight quotas: fewer items, never over */
   b.warm_quota = 60;
   b.cold_quota = 0;
-  c = kope_ctx_build(&f->s, f->db, KOPE_CTX_ACTIVE, &b, &err);
+  c = kope_ctx_build(&f->s, f->k.db, KOPE_CTX_ACTIVE, &b, &err);
   assert_non_null(c);
   assert_true(kope_ctx_tier_tokens(c, KOPE_TIER_WARM) <= 60);
   assert_int_equal(kope_ctx_tier_tokens(c, KOPE_TIER_COLD), 0);
@@ -173,7 +150,7 @@ static void test_hot_refused(void **state)
   kope_ctx_budget_init(&b);
   b.window = b.system + b.generation + b.recency + 100;   /* B_k = 100 */
   assert_int_equal(kope_ctx_knowledge_budget(&b), 100);
-  assert_null(kope_ctx_build(&f->s, f->db, KOPE_CTX_ACTIVE, &b, &err));
+  assert_null(kope_ctx_build(&f->s, f->k.db, KOPE_CTX_ACTIVE, &b, &err));
   assert_int_equal(err.code, KOPE_EINPUT);
   assert_non_null(strstr(err.msg, "B_k"));
   b.window = 10;
@@ -195,14 +172,14 @@ static void test_passive_grows(void **state)
     h[n].thought_id = "tiling.block=4096";
     h[n].verdict = "correct";
     h[n].feedback = "verdict: correct\nspeedup vs reference (geomean): 1.1x";
-    h[n].source = f->seed;
+    h[n].source = f->k.seed;
   }
   kope_ctx_budget_init(&b);
   for (n = 0; n <= 6; n++) {
     kope_ctx *c;
     f->s.history = h;
     f->s.nhistory = n;
-    c = kope_ctx_build(&f->s, f->db, KOPE_CTX_PASSIVE, &b, &err);
+    c = kope_ctx_build(&f->s, f->k.db, KOPE_CTX_PASSIVE, &b, &err);
     assert_non_null(c);
     assert_int_equal(count(c, -1, KOPE_CTX_HISTORY), n);
     assert_true(kope_ctx_total_tokens(c) > prev);
@@ -245,7 +222,7 @@ static void test_tuner_priors(void **state)
     kope_policy_opts po;
     kope_policy *p;
     kope_proposal prop;
-    kope_ctx *c = kope_ctx_build(&f->s, f->db, KOPE_CTX_ACTIVE, &b, &err);
+    kope_ctx *c = kope_ctx_build(&f->s, f->k.db, KOPE_CTX_ACTIVE, &b, &err);
     assert_non_null(c);
     kope_policy_opts_init(&po);
     po.seed = seed;
@@ -283,7 +260,7 @@ static void test_other_targets(void **state)
   f->case_target = NULL;
   add_case(f, 0, "sigmoid", "elementwise", "tiling", "tiling.block=65536", 1, 1.2);
   kope_ctx_budget_init(&b);
-  c = kope_ctx_build(&f->s, f->db, KOPE_CTX_ACTIVE, &b, &err);
+  c = kope_ctx_build(&f->s, f->k.db, KOPE_CTX_ACTIVE, &b, &err);
   assert_non_null(c);
   for (i = 0; i < kope_ctx_nitems(c); i++) {
     const kope_ctx_item *it = kope_ctx_item_at(c, i);
@@ -332,7 +309,7 @@ static void check_distinct(fx *f, const char *name, int limit)
   c = kope_ctx_build(&f->s, NULL, KOPE_CTX_ACTIVE, &b, &err);
   assert_non_null(p);
   assert_non_null(c);
-  kope_sha256_hex(f->seed, strlen(f->seed), seen[n++]);
+  kope_sha256_hex(f->k.seed, strlen(f->k.seed), seen[n++]);
   while (n <= limit) {
     kope_proposal prop;
     kope_outcome o = {0};

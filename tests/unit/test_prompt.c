@@ -21,16 +21,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "kope_test.h"
+#include "kt_ctx.h"
 #include "kope/core.h"
 #include "kope/ctx.h"
 #include "kope/mem.h"
 #include "kope/op.h"
 
 typedef struct fx {
-  char dir[64];
-  kope_db *db;
-  kope_op *op;
-  char *seed;
+  kt_ctx k;   /* dir, db, op, seed */
   kope_ctx_state s;
 } fx;
 
@@ -48,27 +47,8 @@ static void write_file(const char *dir, const char *name, const char *text)
 static int setup(void **state)
 {
   fx *f = calloc(1, sizeof *f);
-  kope_err err = {0};
-  char *path, *ops = kope_path_join(getenv("KOPE_SRC"), "ops");
 
-  snprintf(f->dir, sizeof f->dir, "/tmp/kope-prompttest-XXXXXX");
-  assert_non_null(mkdtemp(f->dir));
-  path = kope_path_join(f->dir, "kope.db");
-  f->db = kope_db_open(path, 0, &err);
-  assert_non_null(f->db);
-  f->op = kope_op_load("softmax", ops, &err);
-  assert_non_null(f->op);
-  f->seed = kope_file_read(kope_op_seed_path(f->op), NULL, &err);
-  assert_non_null(f->seed);
-  f->s.op = f->op;
-  f->s.target = "cpu";
-  f->s.target_text = "Target: cpu (test)";
-  f->s.incumbent = f->seed;
-  f->s.incumbent_correct = 1;
-  f->s.inc_speedup_ref = 1.5;
-  f->s.step = 1;
-  free(path);
-  free(ops);
+  kt_ctx_open(&f->k, "softmax", "prompttest", &f->s);
   *state = f;
   return 0;
 }
@@ -77,10 +57,7 @@ static int teardown(void **state)
 {
   fx *f = *state;
 
-  kope_db_close(f->db);
-  kope_op_free(f->op);
-  free(f->seed);
-  kope_rmtree(f->dir);
+  kt_ctx_close(&f->k);
   free(f);
   return 0;
 }
@@ -252,7 +229,7 @@ static void test_unpromoted_diff(void **state)
   assert_int_equal(occurrences(user, "acc0 = fmaf(a[0]"), 1);   /* the incumbent's copy only */
   free(sys);
   free(user);
-  f->s.incumbent = f->seed;
+  f->s.incumbent = f->k.seed;
   free(inc);
   free(cand);
 }
@@ -309,20 +286,20 @@ static void test_spec(void **state)
   assert_non_null(strstr(user, "one pinned per CPU"));
   assert_non_null(strstr(user, "GOMP_SPINCOUNT=10000"));
   assert_non_null(strstr(user, "no writable static or global variables"));
-  for (i = 0; i < kope_op_ncases(f->op); i++) {
-    char *label = kope_op_case_label(f->op, i);
-    const char *src = kope_op_case_source(f->op, i);
-    line = kope_sprintf("- case %zu %s %s: %s", i, kope_op_case_name(f->op, i), label,
-                        kope_op_case_timed(f->op, i) ? "perf" : "check (correctness only");
+  for (i = 0; i < kope_op_ncases(f->k.op); i++) {
+    char *label = kope_op_case_label(f->k.op, i);
+    const char *src = kope_op_case_source(f->k.op, i);
+    line = kope_sprintf("- case %zu %s %s: %s", i, kope_op_case_name(f->k.op, i), label,
+                        kope_op_case_timed(f->k.op, i) ? "perf" : "check (correctness only");
     assert_non_null(strstr(user, line));
     if (*src)
       assert_non_null(strstr(user, src));
-    if (kope_op_case_timed(f->op, i)) {   /* softmax: x and y, rows x cols f32 each */
+    if (kope_op_case_timed(f->k.op, i)) {   /* softmax: x and y, rows x cols f32 each */
       kope_case_bind cb;
       kope_err err;
       double mib;
       char *set, *end = strstr(strstr(user, line), "\n");
-      assert_int_equal(kope_op_bind(f->op, i, &cb, &err), KOPE_OK);
+      assert_int_equal(kope_op_bind(f->k.op, i, &cb, &err), KOPE_OK);
       mib = 2.0 * 4.0 * (double)cb.ival[2] * (double)cb.ival[3] / (1 << 20);
       set = mib >= 1 ? kope_sprintf("one buffer set (inputs + outputs) %.1f MiB", mib)
                      : kope_sprintf("one buffer set (inputs + outputs) %.1f KiB", mib * 1024);
@@ -333,7 +310,7 @@ static void test_spec(void **state)
       const char *at = strstr(user, line), *end = strchr(at, '\n'), *set = strstr(at, "one buffer set");
       assert_true(!set || set > end);
     }
-    nperf += kope_op_case_timed(f->op, i) != 0;
+    nperf += kope_op_case_timed(f->k.op, i) != 0;
     free(line);
     free(label);
   }
@@ -352,7 +329,7 @@ static void test_legend(void **state)
   int64_t id = 0;
   char *sys, *user;
 
-  render(f, f->db, &sys, &user);
+  render(f, f->k.db, &sys, &user);
   assert_null(strstr(user, "Each experience line reads"));   /* no Cases yet */
   free(sys);
   free(user);
@@ -368,8 +345,8 @@ static void test_legend(void **state)
   c.correct = 1;
   c.speedup = 2.5;
   c.feedback = "verdict: correct";
-  assert_int_equal(kope_mem_case_insert(f->db, &c, &id, &err), KOPE_OK);
-  render(f, f->db, &sys, &user);
+  assert_int_equal(kope_mem_case_insert(f->k.db, &c, &id, &err), KOPE_OK);
+  render(f, f->k.db, &sys, &user);
   assert_non_null(strstr(user, "Each experience line reads [label r=.. d=.. c=..]"));
   assert_non_null(strstr(user, "r=1.00"));   /* the Case's own line, after the legend */
   assert_true(strstr(user, "Each experience line") < strstr(user, "r=1.00"));
@@ -379,7 +356,7 @@ static void test_legend(void **state)
 
 static void make_cards(fx *f, char *dir, size_t len)
 {
-  snprintf(dir, len, "%s/cards", f->dir);
+  snprintf(dir, len, "%s/cards", f->k.dir);
   assert_int_equal(mkdir(dir, 0700), 0);
   write_file(dir, "a_matmul.md", "# Matmul card\nApplies to: matmul conv\n- MATMUL_BODY\n");
   write_file(dir, "b_general.md", "# General card\nApplies to: all\n- GENERAL_BODY\n");
