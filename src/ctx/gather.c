@@ -164,6 +164,50 @@ static void knobs_text(const char *src, kope_buf *b)
   free(k);
 }
 
+/* The incumbent's own step in this session (promoted, same source). */
+static const kope_ctx_step *incumbent_step(const kope_ctx_state *s)
+{
+  size_t i;
+
+  for (i = s->nhistory; i-- > 0;)
+    if (s->history[i].promoted && s->history[i].source && s->incumbent &&
+        !strcmp(s->history[i].source, s->incumbent))
+      return &s->history[i];
+  return NULL;
+}
+
+/* A feedback line of a timed case ends with its time per call. */
+static int ends_with_per_call(const char *line, size_t len)
+{
+  static const char tail[] = " s/call";
+
+  return len >= sizeof tail - 1 && !memcmp(line + len - (sizeof tail - 1), tail, sizeof tail - 1);
+}
+
+/* The incumbent's per-case times of its timed cases, from its own step's
+ * feedback (lines "  case N ...: R x [lo, hi] T s/call"), so a candidate's
+ * per-case lines can be read against them. */
+static void incumbent_cases_text(const kope_ctx_state *s, kope_buf *b)
+{
+  const kope_ctx_step *h = incumbent_step(s);
+  const char *p, *e;
+  int n = 0;
+
+  if (!h || !h->feedback)
+    return;
+  for (p = h->feedback; *p; p = *e ? e + 1 : e) {
+    e = strchr(p, '\n');
+    if (!e)
+      e = p + strlen(p);
+    if (!strncmp(p, "  case ", 7) && ends_with_per_call(p, (size_t)(e - p))) {
+      if (!n++)
+        kope_buf_printf(b, "Its timed cases at its own step %lld (first measurement, vs the "
+                           "reference):\n", (long long)h->step);
+      kope_buf_printf(b, "%.*s\n", (int)(e - p), p);
+    }
+  }
+}
+
 static void incumbent_text(const kope_ctx_state *s, kope_buf *b)
 {
   if (!s->incumbent_correct)
@@ -178,6 +222,7 @@ static void incumbent_text(const kope_ctx_state *s, kope_buf *b)
                                        ? "from its confirming re-measurement; the feedback of "
                                          "its own step gave the first measurement"
                                        : "first measurement");
+    incumbent_cases_text(s, b);
   }
   knobs_text(s->incumbent, b);
   kope_buf_printf(b, "\n```c\n%s%s```\n", s->incumbent,

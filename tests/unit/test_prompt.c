@@ -234,6 +234,37 @@ static void test_unpromoted_diff(void **state)
   free(cand);
 }
 
+/* After a promotion the incumbent's own per-case times are shown (timed
+ * cases only), not only the candidates'. */
+static void test_incumbent_cases(void **state)
+{
+  fx *f = *state;
+  kope_ctx_step h[2];
+  char *sys, *user;
+  const char *inc;
+
+  h[0] = step_of(1, "promoted one", 1, 1.5, 1.3, 0.001, f->k.seed);
+  h[0].promoted = 1;
+  h[0].remeasured = 1;
+  h[0].feedback = "verdict: correct\n"
+                  "  case 0 \"tiny\" (rows=1 cols=1): correct (check case, not timed)\n"
+                  "  case 9 \"big\" (rows=512 cols=4096): 3.250x [3.100, 3.400] 0.00123 s/call\n";
+  h[1] = step_of(2, "later", 1, 0.9, 0.8, 0.5, "/* LATER */");
+  h[1].feedback = "  case 9 \"big\" (rows=512 cols=4096): 2.000x [1.900, 2.100] 0.00200 s/call\n";
+  f->s.history = h;
+  f->s.nhistory = 2;
+  f->s.feedback = h[1].feedback;
+  render(f, NULL, &sys, &user);
+  inc = strstr(user, "## Incumbent");
+  assert_non_null(inc);
+  assert_non_null(strstr(inc, "Its timed cases at its own step 1 (first measurement, vs the reference):\n"
+                              "  case 9 \"big\" (rows=512 cols=4096): 3.250x [3.100, 3.400] 0.00123 s/call\n"));
+  assert_null(strstr(user, "(check case, not timed)"));   /* only timed cases are copied */
+  free(sys);
+  free(user);
+  f->s.feedback = NULL;
+}
+
 static void test_noisy(void **state)
 {
   fx *f = *state;
@@ -445,6 +476,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_rule, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reasons, setup, teardown),
       cmocka_unit_test_setup_teardown(test_noisy, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_incumbent_cases, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unpromoted_diff, setup, teardown),
       cmocka_unit_test_setup_teardown(test_incumbent_source, setup, teardown),
       cmocka_unit_test_setup_teardown(test_spec, setup, teardown),
