@@ -190,6 +190,9 @@ char *mem_digest_auto_text(const kope_mem_digest *d);
 void mem_digest_release(kope_mem_digest *d);
 /* Free text -> search terms (lower-cased words, at most max, deduped). */
 size_t mem_terms(const char *text, char terms[][48], size_t max);
+/* A word too common to rank by (both engines' full-text queries skip it
+ * unless every term is wanted). */
+int mem_is_stopword(const char *w);
 /* Append a record to a list; strings are copied. Returns the record. */
 kope_mem_rec *mem_recs_push(kope_mem_recs *r);
 void mem_rec_release(kope_mem_rec *rec);

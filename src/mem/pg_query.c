@@ -66,20 +66,6 @@ typedef struct term {
   int64_t df;
 } term;
 
-static int is_stopword(const char *w)
-{
-  static const char *const stop[] = {
-    "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "in",
-    "into", "is", "it", "its", "of", "on", "or", "that", "the", "then", "this", "to", "was",
-    "were", "will", "with", "we", "our", "uses", "use", "using", "than", "so", "if", NULL};
-  size_t i;
-
-  for (i = 0; stop[i]; i++)
-    if (!strcmp(w, stop[i]))
-      return 1;
-  return 0;
-}
-
 static pg_df *df_slot(pg *s, const char *w)
 {
   uint32_t h = 2166136261u;
@@ -177,7 +163,7 @@ static size_t build_query(pg *s, const char *text, int all_terms, char words[][4
 
   *rc = KOPE_OK;
   for (i = 0; i < nw && n < MAX_TERMS; i++)
-    if (all_terms || !is_stopword(words[i]))
+    if (all_terms || !mem_is_stopword(words[i]))
       t[n++].w = words[i];
   if (!all_terms && n > 0 && (*rc = pick_terms(s, t, &n, err)) != KOPE_OK)
     return 0;

@@ -148,20 +148,6 @@ typedef struct term {
   int64_t df;   /* matching rows, counted up to PROBE_CAP */
 } term;
 
-static int is_stopword(const char *w)
-{
-  static const char *const stop[] = {
-    "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "in",
-    "into", "is", "it", "its", "of", "on", "or", "that", "the", "then", "this", "to", "was",
-    "were", "will", "with", "we", "our", "uses", "use", "using", "than", "so", "if", NULL};
-  size_t i;
-
-  for (i = 0; stop[i]; i++)
-    if (!strcmp(w, stop[i]))
-      return 1;
-  return 0;
-}
-
 static int cmp_df(const void *a, const void *b)
 {
   const term *x = a, *y = b;
@@ -259,7 +245,7 @@ static char *build_query(sq *s, const char *text, int all_terms, int *rc, kope_e
 
   *rc = KOPE_OK;
   for (i = 0; i < nw && n < MAX_TERMS; i++)
-    if (!is_stopword(words[i]) || all_terms)
+    if (!mem_is_stopword(words[i]) || all_terms)
       t[n++].w = words[i];
   if (!all_terms && (*rc = pick_terms(s, t, &n, &rows, err)) != KOPE_OK)
     return NULL;

@@ -140,6 +140,20 @@ char *kope_mem_error_signature(const char *feedback)
 
 /* ---- search terms ------------------------------------------------------ */
 
+int mem_is_stopword(const char *w)
+{
+  static const char *const stop[] = {
+    "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "in",
+    "into", "is", "it", "its", "of", "on", "or", "that", "the", "then", "this", "to", "was",
+    "were", "will", "with", "we", "our", "uses", "use", "using", "than", "so", "if", NULL};
+  size_t i;
+
+  for (i = 0; stop[i]; i++)
+    if (!strcmp(w, stop[i]))
+      return 1;
+  return 0;
+}
+
 size_t mem_terms(const char *text, char terms[][48], size_t max)
 {
   size_t n = 0, i;
