@@ -223,10 +223,10 @@ static int insert_one(bench *b, const gen_step *g, step_rec *out)
   c.code_after = code;
   c.feedback = fb;
   c.verdict = verdict;
-  c.correct = !strcmp(verdict, "correct");
-  c.speedup = c.correct ? a : NAN;
-  c.speedup_vendor = c.correct ? a * 0.3 : NAN;
-  c.confidence = 0.5 + 0.5 * kope_rng_uniform(&b->rng);
+  c.score.correct = !strcmp(verdict, "correct");
+  c.score.speedup = c.score.correct ? a : NAN;
+  c.score.speedup_vendor = c.score.correct ? a * 0.3 : NAN;
+  c.score.confidence = 0.5 + 0.5 * kope_rng_uniform(&b->rng);
   c.tokens_in = kope_rng_int(&b->rng, 800, 6000);
   c.tokens_out = kope_rng_int(&b->rng, 100, 900);
   c.eval_seconds = 0.2 + kope_rng_uniform(&b->rng);
@@ -235,7 +235,7 @@ static int insert_one(bench *b, const gen_step *g, step_rec *out)
            "**Validation**: %s.\n**Measurement**: %.3fx vs reference.\n"
            "**Interpretation**: %s.\n", g->op, g->step, g->t ? g->t->title : "baseline",
            g->t ? g->t->id : "reference kernel", g->t ? g->t->layer : "none", verdict, a,
-           c.correct ? "keep exploring this direction" : "fix the failure before tuning");
+           c.score.correct ? "keep exploring this direction" : "fix the failure before tuning");
   c.journal = journal;
   c0 = b->inserted >= b->mark ? cpu_process() : 0.0;
   t0 = kope_now();
@@ -257,7 +257,7 @@ static int insert_one(bench *b, const gen_step *g, step_rec *out)
   if (rc != KOPE_OK)
     return rc;
   out->id = id;
-  out->a = c.correct ? a : 0.0;
+  out->a = c.score.correct ? a : 0.0;
   out->depth = g->depth;
   b->inserted++;
   b->journals++;

@@ -141,9 +141,8 @@ typedef struct kope_ctx_item {
   char *op, *category, *layer, *thought_id, *verdict;
   char *target;             /* the record's target ("" when unknown) */
   int other_target;         /* 1: experience from another target (cold) */
-  int label;                /* kope_mem_label; -1 when none */
-  int correct;
-  double speedup, step_ratio, d_score, confidence, rank;
+  kope_mem_score score;     /* the record's (kope_mem_rec.score); label
+                               -1 when none */
   double relevance;         /* 1 same operator, 0.6 same category, 0.3 other */
   int64_t attempts, n_correct, n_effective;   /* digests */
   double median_ratio;                          /* digests */

@@ -121,6 +121,27 @@ size_t kope_mem_token_estimate(const char *text);
  * feedback holds nothing error-like. Caller frees. */
 char *kope_mem_error_signature(const char *feedback);
 
+/* ---- scores ----------------------------------------------------------- */
+
+/* The scores of a Case, one struct wherever they are carried: in the Case
+ * itself (kope_mem_case.score), in a retrieval record (kope_mem_rec) and
+ * in a context item (kope_ctx_item), copied whole from one to the next. */
+typedef struct kope_mem_score {
+  int correct;              /* the evaluator accepted the kernel */
+  double speedup;           /* absolute, vs reference; NAN = unknown */
+  double speedup_vendor;    /* vs vendor library; NAN = unknown */
+  double confidence;        /* c_v in [0, 1] */
+  double step_ratio;        /* r_v */
+  int label;                /* kope_mem_label; -1 = none (digests, Journals) */
+  double d_score;           /* d(v) */
+  double rank;              /* d(v) * confidence */
+} kope_mem_score;
+
+/* The scores of a Case not yet scored: speedups unknown (NAN), confidence
+ * 1, r = d = 1, label partial (what a root of a_v 1 gets), rank 0 (not
+ * ranked yet), not correct. */
+void kope_mem_score_init(kope_mem_score *s);
+
 /* ---- sessions --------------------------------------------------------- */
 
 /* One optimization run of one operator on one target. As input only the
@@ -176,10 +197,9 @@ typedef struct kope_mem_case {
   const char *diff;         /* optional */
   const char *feedback;     /* compiler/runtime/checker text */
   const char *verdict;      /* required; see kope_mem_verdict_valid */
-  int correct;
-  double speedup;           /* absolute, vs reference; NAN = unknown */
-  double speedup_vendor;    /* vs vendor library; NAN = unknown */
-  double confidence;        /* c_v in [0, 1]; init sets 1 */
+  /* input: score.correct, .speedup, .speedup_vendor, .confidence; the
+   * rest of score (r, label, d, rank) is filled on read */
+  kope_mem_score score;
   int64_t tokens_in, tokens_out;
   double eval_seconds;
   const char *harness;      /* evaluator/harness version */
@@ -193,10 +213,6 @@ typedef struct kope_mem_case {
   char code_before_hash[65], code_after_hash[65], diff_hash[65];
   /* filled on read */
   int64_t id;
-  double step_ratio;        /* r_v */
-  int label;                /* kope_mem_label */
-  double d_score;           /* d(v) */
-  double rank;              /* d(v) * confidence */
   int64_t n_succ;           /* number of successors */
   const char *err_sig;      /* normalized error text of a failed Case */
   const char *uid;          /* global identity "<db uuid>:<id>" */
@@ -339,9 +355,8 @@ typedef struct kope_mem_rec {
   int64_t id;             /* Case, digest or Journal id */
   int64_t case_id;        /* the Case it is about (0 for a digest) */
   char *op, *target, *layer, *thought_id, *thought_title, *verdict;
-  int label;              /* -1 for digests/journals */
-  int correct;
-  double speedup, step_ratio, d_score, confidence, rank;  /* rank = d*c */
+  kope_mem_score score;   /* a Case's; label -1 for digests/journals, a
+                             digest's median ratio in step_ratio */
   double text_score;      /* bm25 (lower is better), 0 when not by text */
   unsigned match;         /* kope_mem_match bits */
   int64_t fix_case_id;    /* error-driven: the Case that fixed it, 0 none */

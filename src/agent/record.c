@@ -89,11 +89,11 @@ static void case_fields(const agent *a, const attempt *at, kope_mem_case *c)
   c->code_after = at->p.source;
   c->feedback = at->r ? kope_report_feedback(at->r) : at->p.no_kernel;
   c->verdict = kope_agent_verdict(at);
-  c->correct = at->r && kope_report_accepted(at->r);
-  c->speedup = c->correct ? kope_report_speedup_ref(at->r) : NAN;
-  c->speedup_vendor = c->correct && kope_report_speedup_vendor(at->r) > 0
+  c->score.correct = at->r && kope_report_accepted(at->r);
+  c->score.speedup = c->score.correct ? kope_report_speedup_ref(at->r) : NAN;
+  c->score.speedup_vendor = c->score.correct && kope_report_speedup_vendor(at->r) > 0
                           ? kope_report_speedup_vendor(at->r) : NAN;
-  c->confidence = kope_agent_confidence(at);
+  c->score.confidence = kope_agent_confidence(at);
   c->tokens_in = at->p.tokens_in;
   c->tokens_out = at->p.tokens_out;
   c->eval_seconds = at->r ? kope_report_total_seconds(at->r) : 0.0;
@@ -113,8 +113,8 @@ int kope_agent_record(agent *a, attempt *at, kope_err *err)
   kope_buf_init(&j, 65536);
   journal_text(a, at, &j);
   if (a->pol) {
-    kope_outcome o = {at->p.thought_id, c.verdict, c.correct, c.correct ? c.speedup : 0.0,
-                      at->has_cmp ? at->cmp.speedup : 0.0, at->promoted, c.feedback};
+    kope_outcome o = {at->p.thought_id, c.verdict, c.score.correct,
+                      c.score.correct ? c.score.speedup : 0.0, at->has_cmp ? at->cmp.speedup : 0.0, at->promoted, c.feedback};
     reflection = a->ctx ? kope_policy_reflect(a->pol, a->ctx, &at->p, &o) : NULL;
     if (reflection)
       kope_buf_printf(&j, "\n%s\n", reflection);

@@ -25,8 +25,8 @@ static int replay_case(const kope_mem_case *c, void *vctx)
   attempt at;
   kope_outcome o;
 
-  if (c->correct && isfinite(c->speedup) && c->speedup > rp->best) {
-    rp->best = c->speedup;
+  if (c->score.correct && isfinite(c->score.speedup) && c->score.speedup > rp->best) {
+    rp->best = c->score.speedup;
     rp->best_id = c->id;
   }
   memset(&at, 0, sizeof at);
@@ -41,13 +41,13 @@ static int replay_case(const kope_mem_case *c, void *vctx)
   at.p.source = (char *)c->code_after;
   at.p.thought_id = (char *)c->thought_id;
   at.p.title = (char *)c->thought_title;
-  at.p.no_kernel = (char *)(c->correct ? NULL : c->feedback);
+  at.p.no_kernel = (char *)(c->score.correct ? NULL : c->feedback);
   memset(&o, 0, sizeof o);
   o.thought_id = c->thought_id;
   o.verdict = c->verdict;
-  o.correct = c->correct;
-  o.speedup_ref = c->correct ? c->speedup : 0.0;
-  o.vs_incumbent = c->correct ? c->step_ratio : 0.0;
+  o.correct = c->score.correct;
+  o.speedup_ref = c->score.correct ? c->score.speedup : 0.0;
+  o.vs_incumbent = c->score.correct ? c->score.step_ratio : 0.0;
   o.feedback = c->feedback;
   kope_policy_observe(a->pol, NULL, &at.p, &o);
   a->step = c->step > a->step ? c->step : a->step;
@@ -58,7 +58,7 @@ static int replay_case(const kope_mem_case *c, void *vctx)
     h = &a->hist[a->nhist - 1];
     free((char *)h->verdict);
     h->verdict = kope_strdup(c->verdict);
-    h->correct = c->correct;
+    h->correct = c->score.correct;
     h->speedup_ref = o.speedup_ref;
     h->vs_incumbent = o.vs_incumbent;
     h->step = c->step;
@@ -93,9 +93,9 @@ static int load_incumbent(agent *a, int64_t id, kope_err *err)
   free(a->inc_src);
   a->inc_src = kope_strdup(c.code_after);
   a->inc_case = c.id;
-  a->inc_correct = c.correct;
-  a->inc_ref = c.correct && isfinite(c.speedup) ? c.speedup : 0.0;
-  a->inc_ven = c.correct && isfinite(c.speedup_vendor) ? c.speedup_vendor : 0.0;
+  a->inc_correct = c.score.correct;
+  a->inc_ref = c.score.correct && isfinite(c.score.speedup) ? c.score.speedup : 0.0;
+  a->inc_ven = c.score.correct && isfinite(c.score.speedup_vendor) ? c.score.speedup_vendor : 0.0;
   kope_mem_case_release(&c);
   return a->inc_src ? KOPE_OK : kope_err_set(err, KOPE_EINPUT, "case %lld has no code",
                                               (long long)id);

@@ -63,10 +63,10 @@ static int node_of(const kope_mem_case *c, void *ctx)
                         (json_int_t)c->id, "prev", (json_int_t)c->prev_case_id, "step",
                         (json_int_t)c->step, "thought", c->thought_id ? c->thought_id : "",
                         "verdict", c->verdict ? c->verdict : "", "label",
-                        kope_mem_label_name(c->label), "correct", c->correct, "r",
-                        isfinite(c->step_ratio) ? c->step_ratio : 0.0, "d",
-                        isfinite(c->d_score) ? c->d_score : 0.0, "speedup",
-                        c->correct && isfinite(c->speedup) ? c->speedup : 0.0);
+                        kope_mem_label_name(c->score.label), "correct", c->score.correct, "r",
+                        isfinite(c->score.step_ratio) ? c->score.step_ratio : 0.0, "d",
+                        isfinite(c->score.d_score) ? c->score.d_score : 0.0, "speedup",
+                        c->score.correct && isfinite(c->score.speedup) ? c->score.speedup : 0.0);
   json_array_append_new(s->nodes, n);
   return 0;
 }

@@ -93,7 +93,7 @@ kope_ctx_item *kope_ctx_push(kope_ctx *c, int tier, int kind, const char *title,
   it->thought_id = kope_strdup("");
   it->verdict = kope_strdup("");
   it->target = kope_strdup("");
-  it->label = -1;
+  it->score.label = -1;
   it->tokens = kope_ctx_estimate(&c->b, it->title) + kope_ctx_estimate(&c->b, it->text) + 4;
   return it;
 }

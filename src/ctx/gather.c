@@ -424,7 +424,7 @@ static void push_case(kope_ctx *c, int tier, int kind, const kope_mem_rec *r, do
 
   snprintf(title, sizeof title, "%s #%lld (%s, %s%s%s)", kind == KOPE_CTX_FIX ? "Fix" : "Case",
            (long long)r->case_id, r->op ? r->op : "?",
-           r->label >= 0 ? kope_mem_label_name(r->label) : r->verdict ? r->verdict : "",
+           r->score.label >= 0 ? kope_mem_label_name(r->score.label) : r->verdict ? r->verdict : "",
            other ? ", on target " : "", other ? r->target : "");
   if (!(it = kope_ctx_push(c, tier, kind, title, r->summary)))
     return;   /* out of memory: c->nomem fails the build */
@@ -436,13 +436,7 @@ static void push_case(kope_ctx *c, int tier, int kind, const kope_mem_rec *r, do
   kope_ctx_set(&it->layer, r->layer);
   kope_ctx_set(&it->thought_id, r->thought_id);
   kope_ctx_set(&it->verdict, r->verdict);
-  it->label = r->label;
-  it->correct = r->correct;
-  it->speedup = r->speedup;
-  it->step_ratio = r->step_ratio;
-  it->d_score = r->d_score;
-  it->confidence = r->confidence;
-  it->rank = r->rank;
+  it->score = r->score;
   it->relevance = rel;
   kope_ctx_admit(c);
 }

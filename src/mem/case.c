@@ -14,15 +14,21 @@
 #include <string.h>
 #include "mem/engine.h"
 
+void kope_mem_score_init(kope_mem_score *s)
+{
+  memset(s, 0, sizeof *s);
+  s->speedup = NAN;
+  s->speedup_vendor = NAN;
+  s->confidence = 1.0;
+  s->step_ratio = 1.0;
+  s->label = KOPE_LABEL_PARTIAL;
+  s->d_score = 1.0;
+}
+
 void kope_mem_case_init(kope_mem_case *c)
 {
   memset(c, 0, sizeof *c);
-  c->speedup = NAN;
-  c->speedup_vendor = NAN;
-  c->confidence = 1.0;
-  c->label = KOPE_LABEL_PARTIAL;
-  c->step_ratio = 1.0;
-  c->d_score = 1.0;
+  kope_mem_score_init(&c->score);
 }
 
 void kope_mem_case_release(kope_mem_case *c)
@@ -41,13 +47,13 @@ static int case_validate(const kope_mem_case *c, kope_err *err)
     return kope_err_set(err, KOPE_EINPUT, "Case verdict '%s' is not one of correct, "
                         "compile_error, incorrect, crash, timeout, forbidden",
                         c->verdict ? c->verdict : "(none)");
-  if (!(c->confidence >= 0.0 && c->confidence <= 1.0))
+  if (!(c->score.confidence >= 0.0 && c->score.confidence <= 1.0))
     return kope_err_set(err, KOPE_EINPUT, "Case confidence %g is outside [0, 1]",
-                        c->confidence);
+                        c->score.confidence);
   if (c->prev_case_id < 0 || c->session_id < 0)
     return kope_err_set(err, KOPE_EINPUT, "Case ids must not be negative");
-  if (isfinite(c->speedup) && c->speedup < 0.0)
-    return kope_err_set(err, KOPE_EINPUT, "Case speedup %g is negative", c->speedup);
+  if (isfinite(c->score.speedup) && c->score.speedup < 0.0)
+    return kope_err_set(err, KOPE_EINPUT, "Case speedup %g is negative", c->score.speedup);
   if (c->tokens_in < 0 || c->tokens_out < 0)
     return kope_err_set(err, KOPE_EINPUT, "Case token counts must not be negative");
   return KOPE_OK;
@@ -103,11 +109,11 @@ static int case_store(kope_db *db, const kope_mem_case *c, const mem_origin *o,
     goto out;
   }
   v.prev_id = c->prev_case_id;
-  v.a = kope_mem_effective_speedup(c->verdict, c->correct, c->speedup);
+  v.a = kope_mem_effective_speedup(c->verdict, c->score.correct, c->score.speedup);
   v.r = kope_mem_step_ratio(v.a, c->prev_case_id != 0, p.a);
   v.label = kope_mem_label_of(v.r);
   v.d = v.r;
-  v.confidence = c->confidence;
+  v.confidence = c->score.confidence;
   if (v.a <= 0.0)
     sig = kope_mem_error_signature(c->feedback);
   if ((rc = db->eng->case_put(db->impl, c, &v, sig, o, id, err)) != KOPE_OK)
@@ -254,8 +260,9 @@ kope_mem_rec *mem_recs_push(kope_mem_recs *r)
   }
   x = &r->v[r->n++];
   memset(x, 0, sizeof *x);
-  x->label = -1;
-  x->speedup = NAN;
+  x->score.label = -1;
+  x->score.speedup = NAN;
+  x->score.speedup_vendor = NAN;
   return x;
 }
 
@@ -269,13 +276,7 @@ void mem_rec_from_case(kope_mem_rec *rec, const kope_mem_case *c)
   rec->thought_id = kope_strdup(c->thought_id);
   rec->thought_title = kope_strdup(c->thought_title);
   rec->verdict = kope_strdup(c->verdict);
-  rec->label = c->label;
-  rec->correct = c->correct;
-  rec->speedup = c->speedup;
-  rec->step_ratio = c->step_ratio;
-  rec->d_score = c->d_score;
-  rec->confidence = c->confidence;
-  rec->rank = c->rank;
+  rec->score = c->score;
   rec->summary = kope_mem_case_summary(c);
   rec->tokens = kope_mem_token_estimate(rec->summary);
 }

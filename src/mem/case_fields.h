@@ -12,8 +12,9 @@
  * X(name, kind, place, column, group, key, aux, flags), in the order of
  * the JSON object (jansson keeps insertion order, so this order is the
  * export format's):
- *   name    the member of kope_mem_case (SRC: the text member; its hash
- *           lives in name##_hash, char[65])
+ *   name    the member of kope_mem_case, a path for a member of an
+ *           embedded struct (score.speedup: kope_mem_score) (SRC: the text
+ *           member; its hash lives in name##_hash, char[65])
  *   kind    how the value is held, stored and written (the SQL type an
  *           engine gives its column in brackets):
  *             LINK   int64 id of another row, 0 = none (SQL NULL, JSON
@@ -75,14 +76,14 @@
   X(device, BUF, CASE, "device", "", "device", NULL, MF_BRIEF)                                 \
   X(scene, TEXT, CASE, "scene", "", "scene", NULL, 0)                                          \
   X(verdict, TEXT, CASE, "verdict", "", "verdict", NULL, MF_BRIEF)                             \
-  X(correct, BOOL, CASE, "correct", "", "correct", NULL, MF_BRIEF)                             \
-  X(speedup, REAL, CASE, "speedup", "", "speedup", NULL, MF_BRIEF)                             \
-  X(speedup_vendor, REAL, CASE, "speedup_vendor", "", "speedup_vendor", NULL, 0)               \
-  X(step_ratio, NUM, SCORE, "step_ratio", "", "step_ratio", NULL, MF_BRIEF)                    \
-  X(label, LABEL, SCORE, "label", "", "label", NULL, MF_BRIEF)                                 \
-  X(d_score, NUM, SCORE, "d_score", "", "d_score", NULL, MF_BRIEF)                             \
-  X(confidence, NUM, CASE, "confidence", "", "confidence", NULL, MF_BRIEF)                     \
-  X(rank, NUM, SCORE, "rank", "", "rank", NULL, 0)                                             \
+  X(score.correct, BOOL, CASE, "correct", "", "correct", NULL, MF_BRIEF)                       \
+  X(score.speedup, REAL, CASE, "speedup", "", "speedup", NULL, MF_BRIEF)                       \
+  X(score.speedup_vendor, REAL, CASE, "speedup_vendor", "", "speedup_vendor", NULL, 0)         \
+  X(score.step_ratio, NUM, SCORE, "step_ratio", "", "step_ratio", NULL, MF_BRIEF)              \
+  X(score.label, LABEL, SCORE, "label", "", "label", NULL, MF_BRIEF)                           \
+  X(score.d_score, NUM, SCORE, "d_score", "", "d_score", NULL, MF_BRIEF)                       \
+  X(score.confidence, NUM, CASE, "confidence", "", "confidence", NULL, MF_BRIEF)               \
+  X(score.rank, NUM, SCORE, "rank", "", "rank", NULL, 0)                                       \
   X(n_succ, INT, SCORE, "n_succ", "", "n_succ", NULL, 0)                                       \
   X(layer, TEXT, CASE, "layer", "thought", "layer", NULL, MF_BRIEF)                            \
   X(thought_id, TEXT, CASE, "thought_id", "thought", "id", NULL, MF_BRIEF)                     \

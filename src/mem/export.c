@@ -328,15 +328,15 @@ static char *tree_line(const kope_mem_case *c, int md)
 
   kope_buf_init(&b, 4096);
   kope_buf_printf(&b, "#%lld step %lld [%s r=%.3f d=%.3f c=%.2f]", (long long)c->id,
-                  (long long)c->step, kope_mem_label_name(c->label), c->step_ratio,
-                  c->d_score, c->confidence);
+                  (long long)c->step, kope_mem_label_name(c->score.label), c->score.step_ratio,
+                  c->score.d_score, c->score.confidence);
   if (c->thought_id)
     kope_buf_printf(&b, md ? " `%s`" : " %s", c->thought_id);
   if (c->thought_title)
     kope_buf_printf(&b, " \"%.60s\"", c->thought_title);
   kope_buf_printf(&b, ": %s", c->verdict);
-  if (isfinite(c->speedup))
-    kope_buf_printf(&b, " %.3fx", c->speedup);
+  if (isfinite(c->score.speedup))
+    kope_buf_printf(&b, " %.3fx", c->score.speedup);
   if (c->session_id)
     kope_buf_printf(&b, " (session %lld)", (long long)c->session_id);
   return kope_buf_steal(&b);
@@ -483,15 +483,16 @@ static int md_row_full(const kope_mem_case *c, void *ctx)
     snprintf(prev, sizeof prev, "%lld", (long long)c->prev_case_id);
   if (c->session_id)
     snprintf(ses, sizeof ses, "%lld", (long long)c->session_id);
-  if (isfinite(c->speedup))
-    snprintf(sp, sizeof sp, "%.4g", c->speedup);
+  if (isfinite(c->score.speedup))
+    snprintf(sp, sizeof sp, "%.4g", c->score.speedup);
   fprintf(out, "| %lld | %s | %s | %lld |", (long long)c->id, prev, ses, (long long)c->step);
   md_cell(out, c->op, 60);
   md_cell(out, c->target, 40);
   md_cell(out, c->device[0] ? c->device : "-", 80);
   md_cell(out, c->verdict, 20);
-  fprintf(out, " %s | %s | %.4f | %s | %.4f | %.2f |", c->correct ? "yes" : "no", sp,
-          c->step_ratio, kope_mem_label_name(c->label), c->d_score, c->confidence);
+  fprintf(out, " %s | %s | %.4f | %s | %.4f | %.2f |", c->score.correct ? "yes" : "no", sp,
+          c->score.step_ratio, kope_mem_label_name(c->score.label), c->score.d_score,
+          c->score.confidence);
   md_cell(out, c->layer, 20);
   md_cell(out, c->thought_id, 60);
   md_cell(out, c->thought_title, 80);
@@ -541,7 +542,7 @@ static int dot_node(const kope_mem_case *c, void *ctx)
   FILE *out = ctx;
 
   fprintf(out, "  c%lld [fillcolor=%s%s, label=\"#%lld ", (long long)c->id,
-          label_color(c->label), c->correct ? "" : ", style=\"filled,dashed\"",
+          label_color(c->score.label), c->score.correct ? "" : ", style=\"filled,dashed\"",
           (long long)c->id);
   dot_escape(out, c->op, 60);
   fputc('@', out);
@@ -557,13 +558,13 @@ static int dot_node(const kope_mem_case *c, void *ctx)
   dot_escape(out, c->thought_id ? c->thought_id : "-", 60);
   fputs("\\n", out);
   dot_escape(out, c->thought_title ? c->thought_title : "", 50);
-  fprintf(out, "\\n%s correct=%s speedup=", c->verdict, c->correct ? "yes" : "no");
-  if (isfinite(c->speedup))
-    fprintf(out, "%.4g", c->speedup);
+  fprintf(out, "\\n%s correct=%s speedup=", c->verdict, c->score.correct ? "yes" : "no");
+  if (isfinite(c->score.speedup))
+    fprintf(out, "%.4g", c->score.speedup);
   else
     fputs("-", out);
-  fprintf(out, "\\nr=%.4f %s d=%.4f c=%.2f\"];\n", c->step_ratio,
-          kope_mem_label_name(c->label), c->d_score, c->confidence);
+  fprintf(out, "\\nr=%.4f %s d=%.4f c=%.2f\"];\n", c->score.step_ratio,
+          kope_mem_label_name(c->score.label), c->score.d_score, c->score.confidence);
   if (c->prev_case_id)
     fprintf(out, "  c%lld -> c%lld;\n", (long long)c->prev_case_id, (long long)c->id);
   return 0;

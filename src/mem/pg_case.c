@@ -405,10 +405,10 @@ int pg_case_brief(void *impl, int64_t id, kope_mem_case *out, kope_err *err)
   if (rc == KOPE_OK && PQntuples(r) == 1) {
     out->owned = 1;
     out->id = id;
-    out->label = (int)pg_i64(r, 0, 0);
-    out->rank = pg_dbl(r, 0, 1, 0.0);
-    out->step_ratio = pg_dbl(r, 0, 2, 0.0);
-    out->d_score = pg_dbl(r, 0, 3, 0.0);
+    out->score.label = (int)pg_i64(r, 0, 0);
+    out->score.rank = pg_dbl(r, 0, 1, 0.0);
+    out->score.step_ratio = pg_dbl(r, 0, 2, 0.0);
+    out->score.d_score = pg_dbl(r, 0, 3, 0.0);
     out->layer = pg_txt(r, 0, 4);
     out->target = pg_txt(r, 0, 5);
     out->hw = pg_txt(r, 0, 6);

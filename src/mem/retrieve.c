@@ -109,7 +109,7 @@ static int str_differs(const char *want, const char *have)
 /* Text hits come from any operator, but must honour the hard filters. */
 static int passes_hard(const kope_mem_filter *f, const kope_mem_case *c)
 {
-  if (f->label && kope_mem_label_parse(f->label) != c->label)
+  if (f->label && kope_mem_label_parse(f->label) != c->score.label)
     return 0;
   return !str_differs(f->layer, c->layer) && !str_differs(f->target, c->target) &&
          !str_differs(f->hw, c->hw);
@@ -119,8 +119,8 @@ static int cmp_rank(const void *a, const void *b)
 {
   const pool_item *x = *(pool_item *const *)a, *y = *(pool_item *const *)b;
 
-  if (x->c.rank != y->c.rank)
-    return x->c.rank < y->c.rank ? 1 : -1;
+  if (x->c.score.rank != y->c.score.rank)
+    return x->c.score.rank < y->c.score.rank ? 1 : -1;
   return (x->id < y->id) - (x->id > y->id);   /* newer first */
 }
 
@@ -157,7 +157,7 @@ static int emit_cases(kope_db *db, pool *p, const kope_mem_filter *f, size_t k,
   for (i = 0; rc == KOPE_OK && i < p->n; i++) {
     pool_item *it = &p->v[i];
     if (it->c.owned && (it->match & KOPE_MEM_BY_FILTER || passes_hard(f, &it->c)))
-      b[it->c.label][nb[it->c.label]++] = it;
+      b[it->c.score.label][nb[it->c.score.label]++] = it;
   }
   for (l = 0; rc == KOPE_OK && l < KOPE_LABEL_COUNT; l++)
     qsort(b[l], nb[l], sizeof *b[l], cmp_rank);
@@ -195,7 +195,7 @@ static int push_digest(kope_mem_recs *out, const kope_mem_digest *d, unsigned ma
   r->layer = kope_strdup(d->layer);
   r->thought_id = kope_strdup(d->thought_id);
   r->thought_title = kope_strdup(d->title);
-  r->step_ratio = d->median_ratio;
+  r->score.step_ratio = d->median_ratio;
   r->match = match;
   r->text_score = score;
   r->summary = mem_digest_summary(d);

@@ -417,10 +417,10 @@ int sq_case_brief(void *impl, int64_t id, kope_mem_case *out, kope_err *err)
   if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     out->owned = 1;
     out->id = id;
-    out->label = sqlite3_column_int(st, 0);
-    out->rank = sqlite3_column_double(st, 1);
-    out->step_ratio = sqlite3_column_double(st, 2);
-    out->d_score = sqlite3_column_double(st, 3);
+    out->score.label = sqlite3_column_int(st, 0);
+    out->score.rank = sqlite3_column_double(st, 1);
+    out->score.step_ratio = sqlite3_column_double(st, 2);
+    out->score.d_score = sqlite3_column_double(st, 3);
     out->layer = sq_col_text(st, 4);
     out->target = sq_col_text(st, 5);
     out->hw = sq_col_text(st, 6);

@@ -129,8 +129,8 @@ static void prior_of(const kope_ctx *ctx, const char *thought, const char *layer
       scale = 0.3;
     }
     if (it->kind == KOPE_CTX_CASE || it->kind == KOPE_CTX_FIX) {
-      w = scale * it->relevance * (it->confidence > 0.1 ? it->confidence : 0.1);
-      v = it->correct ? it->d_score : 0.0;
+      w = scale * it->relevance * (it->score.confidence > 0.1 ? it->score.confidence : 0.1);
+      v = it->score.correct ? it->score.d_score : 0.0;
     } else if (it->kind == KOPE_CTX_DIGEST && it->attempts > 0) {
       w = it->relevance * (it->attempts < 8 ? (double)it->attempts : 8.0) / 2.0;
       v = it->median_ratio * (double)it->n_correct / (double)it->attempts;

@@ -216,11 +216,12 @@ static json_t *recs_json(const kope_mem_recs *r)
                                        "s:o}", "kind", kinds[x->kind], "id", (json_int_t)x->id,
                                        "case_id", x->case_id ? json_integer(x->case_id)
                                                              : json_null(),
-                                       "label", x->label >= 0
-                                                    ? json_string(kope_mem_label_name(x->label))
-                                                    : json_null(),
-                                       "op", jstr(x->op), "d_score", x->d_score,
-                                       "confidence", x->confidence, "fix_case_id",
+                                       "label",
+                                       x->score.label >= 0
+                                           ? json_string(kope_mem_label_name(x->score.label))
+                                           : json_null(),
+                                       "op", jstr(x->op), "d_score", x->score.d_score,
+                                       "confidence", x->score.confidence, "fix_case_id",
                                        x->fix_case_id ? json_integer(x->fix_case_id)
                                                       : json_null(),
                                        "summary", x->summary, "tokens", (json_int_t)x->tokens,
@@ -362,9 +363,11 @@ static void show_text(const kope_mem_case *c, int code)
   if (c->rationale)
     printf("  rationale: %s\n", c->rationale);
   printf("  verdict %s, correct %s, speedup %.4g vs ref, %.4g vs vendor, confidence %.2f\n",
-         c->verdict, c->correct ? "yes" : "no", c->speedup, c->speedup_vendor, c->confidence);
-  printf("  step ratio %.4f, label %s, d %.4f, rank %.4f, successors %lld\n", c->step_ratio,
-         kope_mem_label_name(c->label), c->d_score, c->rank, (long long)c->n_succ);
+         c->verdict, c->score.correct ? "yes" : "no", c->score.speedup, c->score.speedup_vendor,
+         c->score.confidence);
+  printf("  step ratio %.4f, label %s, d %.4f, rank %.4f, successors %lld\n",
+         c->score.step_ratio, kope_mem_label_name(c->score.label), c->score.d_score,
+         c->score.rank, (long long)c->n_succ);
   printf("  tokens %lld in / %lld out, eval %.3g s, harness %s, kernel %s\n",
          (long long)c->tokens_in, (long long)c->tokens_out, c->eval_seconds,
          c->harness ? c->harness : "-", c->code_after_hash[0] ? c->code_after_hash : "-");

@@ -331,8 +331,8 @@ static void add_case(const char *path, const char *op)
   c.op = op;
   c.target = "cpu";
   c.verdict = "correct";
-  c.correct = 1;
-  c.speedup = 1.5;
+  c.score.correct = 1;
+  c.score.speedup = 1.5;
   assert_int_equal(kope_mem_case_insert(db, &c, &id, &err), KOPE_OK);
   kope_db_close(db);
 }

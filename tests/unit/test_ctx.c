@@ -47,8 +47,8 @@ static int64_t add_case(fx *f, int64_t prev, const char *op, const char *cat, co
   c.thought_title = thought;
   c.code_after = thought;
   c.verdict = correct ? "correct" : "incorrect";
-  c.correct = correct;
-  c.speedup = correct ? speedup : NAN;
+  c.score.correct = correct;
+  c.score.speedup = correct ? speedup : NAN;
   c.feedback = correct ? "verdict: correct" : "verdict: incorrect\nreason: y[3] = 1, expected 2";
   assert_int_equal(kope_mem_case_insert(f->k.db, &c, &id, &err), KOPE_OK);
   return id;

@@ -59,9 +59,9 @@ static void insert_many(kope_db *db, int64_t *ids, int n)
     c.layer = "tiling";
     c.thought_id = i % 2 ? "tiling.block=32" : "vectorize.width=8";
     c.verdict = i % 3 ? "correct" : "compile_error";
-    c.correct = i % 3 != 0;
-    c.speedup = c.correct ? 1.0 + (i % 7) * 0.1 : NAN;
-    c.feedback = c.correct ? "ok" : "kernel.c:3:4: error: 'x' undeclared";
+    c.score.correct = i % 3 != 0;
+    c.score.speedup = c.score.correct ? 1.0 + (i % 7) * 0.1 : NAN;
+    c.feedback = c.score.correct ? "ok" : "kernel.c:3:4: error: 'x' undeclared";
     c.code_after = code;
     c.journal = journal;
     assert_int_equal(kope_mem_case_insert(db, &c, &ids[i], &err), KOPE_OK);

@@ -57,12 +57,12 @@ static int insert_one(kope_db *db, int64_t session, int64_t prev, unsigned r, in
   c.layer = "tiling";
   c.thought_id = r % 3 ? "tiling.block=64" : "tiling.block=32";
   c.verdict = verdicts[r % 5];
-  c.correct = r % 5 < 3;
-  c.speedup = c.correct ? 0.5 + (r % 100) / 40.0 : NAN;
-  c.feedback = c.correct ? "ok" : "kernel.c:3:4: error: 'x' undeclared";
+  c.score.correct = r % 5 < 3;
+  c.score.speedup = c.score.correct ? 0.5 + (r % 100) / 40.0 : NAN;
+  c.feedback = c.score.correct ? "ok" : "kernel.c:3:4: error: 'x' undeclared";
   c.code_after = code;
   c.journal = journal;
-  c.confidence = 0.5 + (r % 50) / 100.0;
+  c.score.confidence = 0.5 + (r % 50) / 100.0;
   return kope_mem_case_insert(db, &c, id, &err);
 }
 

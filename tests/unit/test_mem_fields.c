@@ -88,7 +88,7 @@ static void fill(fx *x, int k)
   }
   /* what validation and the scoring demand of these two Cases */
   c->verdict = k == 0 ? "correct" : "compile_error";
-  c->correct = k == 0;
+  c->score.correct = k == 0;
   if (k == 1)
     c->feedback = "k.c:3:5: error: expected ';' before 'return'";
 }
@@ -192,7 +192,7 @@ static void test_insert_read(void **state)
     assert_null(c.origin);
     if (k == 1) {
       assert_non_null(c.err_sig);   /* a failed Case with an error */
-      assert_int_equal(c.label, KOPE_LABEL_NEGATIVE);
+      assert_int_equal(c.score.label, KOPE_LABEL_NEGATIVE);
     } else {
       assert_null(c.err_sig);
       assert_int_equal(c.n_succ, 1);

@@ -82,12 +82,12 @@ static int64_t add(fx *f, spec s)
   c.thought_id = s.thought;
   c.thought_title = s.title;
   c.verdict = s.verdict ? s.verdict : "correct";
-  c.correct = !strcmp(c.verdict, "correct");
-  c.speedup = s.speedup > 0 ? s.speedup : NAN;
+  c.score.correct = !strcmp(c.verdict, "correct");
+  c.score.speedup = s.speedup > 0 ? s.speedup : NAN;
   c.feedback = s.feedback;
   c.journal = s.journal;
   c.code_after = code;
-  c.confidence = 0.8;
+  c.score.confidence = 0.8;
   if (kope_mem_case_insert(f->db, &c, &id, &err) != KOPE_OK)
     fail_msg("insert: %s", err.msg);
   return id;
@@ -311,8 +311,8 @@ static void add_plain(kope_db *db)
   kope_mem_case_init(&c);
   c.op = "unrelated";
   c.verdict = "correct";
-  c.correct = 1;
-  c.speedup = 1.0;
+  c.score.correct = 1;
+  c.score.speedup = 1.0;
   assert_int_equal(kope_mem_case_insert(db, &c, &id, &err), KOPE_OK);
 }
 

@@ -71,9 +71,9 @@ static int64_t add(kope_db *db, int64_t prev, const char *op, const char *verdic
   c.thought_id = thought;
   c.thought_title = "a thought";
   c.verdict = verdict;
-  c.correct = !strcmp(verdict, "correct");
-  c.speedup = speedup;
-  c.confidence = conf;
+  c.score.correct = !strcmp(verdict, "correct");
+  c.score.speedup = speedup;
+  c.score.confidence = conf;
   c.code_after = "void k(void) {}";
   assert_int_equal(kope_mem_case_insert(db, &c, &id, &err), KOPE_OK);
   assert_true(id > 0);
@@ -93,11 +93,11 @@ static void expect_score(kope_db *db, int64_t id, double r, int label, double d)
 {
   kope_mem_case c = get(db, id);
 
-  assert_true(fabs(c.step_ratio - r) < 1e-12);
-  assert_int_equal(c.label, label);
-  if (fabs(c.d_score - d) > 1e-12)
-    fail_msg("case %lld: d = %.15g, expected %.15g", (long long)id, c.d_score, d);
-  assert_true(fabs(c.rank - d * c.confidence) < 1e-12);
+  assert_true(fabs(c.score.step_ratio - r) < 1e-12);
+  assert_int_equal(c.score.label, label);
+  if (fabs(c.score.d_score - d) > 1e-12)
+    fail_msg("case %lld: d = %.15g, expected %.15g", (long long)id, c.score.d_score, d);
+  assert_true(fabs(c.score.rank - d * c.score.confidence) < 1e-12);
   kope_mem_case_release(&c);
 }
 
@@ -185,7 +185,7 @@ static void test_lineage_and_errors(void **state)
   bad.prev_case_id = 4242;
   assert_int_equal(kope_mem_case_insert(f->db, &bad, &newid, &err), KOPE_EINPUT);
   bad.prev_case_id = 0;
-  bad.confidence = 1.5;
+  bad.score.confidence = 1.5;
   assert_int_equal(kope_mem_case_insert(f->db, &bad, &newid, &err), KOPE_EINPUT);
   assert_int_equal(newid, 0);
   c = get(f->db, d);
@@ -221,12 +221,12 @@ static void test_bucket_ordering(void **state)
   assert_int_equal(kope_mem_retrieve(f->db, NULL, &flt, 10, &r, &err), KOPE_OK);
   assert_int_equal(r.n, 7);
   for (i = 1; i < r.n; i++) {   /* label order, then d * c descending */
-    assert_true(r.v[i - 1].label <= r.v[i].label);
-    if (r.v[i - 1].label == r.v[i].label)
-      assert_true(r.v[i - 1].rank >= r.v[i].rank);
+    assert_true(r.v[i - 1].score.label <= r.v[i].score.label);
+    if (r.v[i - 1].score.label == r.v[i].score.label)
+      assert_true(r.v[i - 1].score.rank >= r.v[i].score.rank);
   }
   assert_true(r.v[0].id == e2 && r.v[1].id == e1);
-  assert_int_equal(r.v[2].label, KOPE_LABEL_PARTIAL);   /* the root (r = 1) and p1 */
+  assert_int_equal(r.v[2].score.label, KOPE_LABEL_PARTIAL);   /* the root (r = 1) and p1 */
   assert_true(r.v[4].id == i1);
   assert_true((r.v[5].id == n2 && r.v[6].id == n1));    /* 0.5 before 0 */
   assert_true(p1 == r.v[2].id || p1 == r.v[3].id);
@@ -239,7 +239,7 @@ static void test_bucket_ordering(void **state)
   assert_int_equal(kope_mem_retrieve(f->db, NULL, &flt, 4, &r, &err), KOPE_OK);
   assert_int_equal(r.n, 4);
   for (i = 0; i < 4; i++)
-    assert_int_equal(r.v[i].label, (int)i);
+    assert_int_equal(r.v[i].score.label, (int)i);
   assert_true(r.v[0].id == e2 && r.v[3].id == n2);
   kope_mem_recs_release(&r);
   flt.label = "negative";
@@ -324,8 +324,8 @@ static void test_damaged_lineage(void **state)
   c.prev_case_id = d;
   c.op = "op";
   c.verdict = "correct";
-  c.correct = 1;
-  c.speedup = 2.0;
+  c.score.correct = 1;
+  c.score.speedup = 2.0;
   assert_int_equal(kope_mem_case_insert(f->db, &c, &id, &err), KOPE_EINPUT);
   assert_non_null(strstr(err.msg, "damaged"));
   assert_int_equal(id, 0);
@@ -438,8 +438,8 @@ static void test_migrate_from_v3(void **state)
   c.target = "cuda";
   snprintf(c.device, sizeof c.device, "NVIDIA H200 (sm_90)");
   c.verdict = "correct";
-  c.correct = 1;
-  c.speedup = 2.0;
+  c.score.correct = 1;
+  c.score.speedup = 2.0;
   assert_int_equal(kope_mem_case_insert(db, &c, &id, &err), KOPE_OK);
   assert_int_equal(id, 4);
   c = get(db, id);
@@ -485,8 +485,8 @@ static void test_device_roundtrip(void **state)
   c.target = "opencl";
   snprintf(c.device, sizeof c.device, "%s", dev);
   c.verdict = "correct";
-  c.correct = 1;
-  c.speedup = 1.0;
+  c.score.correct = 1;
+  c.score.speedup = 1.0;
   assert_int_equal(kope_mem_case_insert(f->db, &c, &a, &err), KOPE_OK);
   kope_mem_case_init(&c);
   c.op = "relu";
@@ -643,8 +643,8 @@ static void test_gc_keeps_graph(void **state)
     snprintf(code, sizeof code, "void k(void) { /* %d */ }", i);
     c.op = "relu";
     c.verdict = "correct";
-    c.correct = 1;
-    c.speedup = i == 4 ? 50.0 : 1.0 + 0.1 * i;   /* case 4 is the best ever */
+    c.score.correct = 1;
+    c.score.speedup = i == 4 ? 50.0 : 1.0 + 0.1 * i;   /* case 4 is the best ever */
     c.prev_case_id = prev;
     c.code_after = code;
     c.journal = "## a step\nwe tried something";

@@ -373,8 +373,8 @@ static void test_legend(void **state)
   c.thought_title = "online softmax";
   c.code_after = "/* online */";
   c.verdict = "correct";
-  c.correct = 1;
-  c.speedup = 2.5;
+  c.score.correct = 1;
+  c.score.speedup = 2.5;
   c.feedback = "verdict: correct";
   assert_int_equal(kope_mem_case_insert(f->k.db, &c, &id, &err), KOPE_OK);
   render(f, f->k.db, &sys, &user);
