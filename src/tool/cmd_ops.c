@@ -4,12 +4,17 @@
  * (correctness and timing) and every vendor baseline (correctness), and
  * print one table; and screen them: kernels that compute nothing (zeros,
  * a constant, the input's mean, a copy of the input) must be rejected.
+ * `check --from FILE` renders a saved `check --json` document without
+ * running anything; `check --best BENCH.json` prints the suite against the
+ * vendor libraries for the seeds and the best kernels of a bench run, from
+ * the bench's final re-measurement (kope_bench_suite; nothing is re-run).
  */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "kope/bench.h"
 #include "kope/eval.h"
 #include "kope/op.h"
 #include "kope/target.h"
@@ -22,12 +27,19 @@ static void usage(FILE *f)
     "usage: kope ops [--json] [--ops-dir DIR]\n"
     "       kope ops show OP [--json]\n"
     "       kope ops check [OP ...] [--json|--format md] [--no-timing] [--seeds N]\n"
+    "       kope ops check --from CHECK.json [--format md]\n"
+    "       kope ops check --best BENCH.json [--json|--format md]\n"
     "       kope ops screen [OP ...] [--json] [--seeds N]\n\n"
     "  (list)   every operator with category, level, cases and vendor baseline\n"
     "  show     the generated C prototype, arguments, cases and the seed's knobs\n"
     "  check    validate specs, evaluate each seed kernel (correctness + timing)\n"
     "           and each vendor baseline (correctness); prints a table.\n"
     "           Exit 1 when a seed or baseline is rejected, 2 for a bad spec.\n"
+    "           --from renders a saved `check --json` document (nothing runs);\n"
+    "           --best prints, per operator of a `kope bench` results document,\n"
+    "           the seed and the best final kernel vs reference and vendor over\n"
+    "           perf cases, and the suite's geomean vs vendor for both (taken\n"
+    "           from the bench's final re-measurement, nothing is re-run).\n"
     "  screen   the no-compute screen: kernels writing zeros, a constant (1),\n"
     "           the mean of the first float input, or a copy of the first input\n"
     "           must each be rejected by the operator's check. Exit 1 when one\n"
@@ -57,6 +69,8 @@ typedef struct ops_args {
   kope_op_vendor_lang vendor;  /* check: the language of its own vendor baseline */
   int build_only_vendor;       /* check: --build-only builds that baseline too */
   const char *device;   /* check: --device */
+  const char *from;     /* check: render this saved --json document */
+  const char *best;     /* check: this bench results document's suite table */
   char **names;
   int nnames;
 } ops_args;
@@ -67,6 +81,7 @@ static int parse(int argc, char **argv, ops_args *a)
     {"json", 0, 0, 'j'}, {"ops-dir", 1, 0, 'd'}, {"no-timing", 0, 0, 'n'},
     {"seeds", 1, 0, 's'}, {"threads", 1, 0, 'T'}, {"format", 1, 0, 'f'},
     {"target", 1, 0, 't'}, {"device", 1, 0, 'D'}, {"build-only", 0, 0, 'O'},
+    {"from", 1, 0, 'F'}, {"best", 1, 0, 'B'},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
   int ch, rc = KOPE_OK;
@@ -85,6 +100,8 @@ static int parse(int argc, char **argv, ops_args *a)
     case 't': a->target = optarg; break;
     case 'O': a->build_only = 1; a->timing = 0; break;
     case 'D': a->device = optarg; break;
+    case 'F': a->from = optarg; break;
+    case 'B': a->best = optarg; break;
     case 'f':
       if (strcmp(optarg, "md") && strcmp(optarg, "text")) {
         fprintf(stderr, "kope ops: --format takes md or text, not '%s'\n", optarg);
@@ -357,12 +374,14 @@ static int row_ok(const check_row *row)
 
 static json_t *row_json(const check_row *r)
 {
-  return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:f, s:o, s:f, s:f, s:b}",
-                   "name", r->name, "category", r->category, "level", r->level, "cases",
-                   r->ncases, "timed_cases", r->ntimed, "knobs", r->knobs, "seed_verdict", r->seed_verdict, "vendor_verdict",
-                   r->vendor_verdict, "reason", r->reason, "speedup_ref", r->sp_ref,
-                   "speedup_vendor", r->has_vendor ? json_real(r->sp_ven) : json_null(),
-                   "roofline_fraction", r->roof, "seconds", r->seconds, "ok", row_ok(r));
+  return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:f, s:o, s:f, s:f, "
+                   "s:b}", "name", r->name, "category", r->category, "level", r->level,
+                   "cases", r->ncases, "timed_cases", r->ntimed, "knobs", r->knobs,
+                   "seed_verdict", r->seed_verdict, "vendor_verdict", r->vendor_verdict,
+                   "vendor_name", r->vendor_name, "reason", r->reason, "speedup_ref",
+                   r->sp_ref, "speedup_vendor",
+                   r->has_vendor ? json_real(r->sp_ven) : json_null(), "roofline_fraction",
+                   r->roof, "seconds", r->seconds, "ok", row_ok(r));
 }
 
 static void print_row(const check_row *r, int timing)
@@ -463,6 +482,31 @@ static void sum_print(const check_sum *s)
          s->nref, s->nven ? exp(s->log_ven / s->nven) : 0.0, s->nven);
 }
 
+/* The table's head: Markdown or text. */
+static void check_head(int md, int timing)
+{
+  if (md) {
+    print_md_head(timing);
+    return;
+  }
+  printf("%-18s %-13s %3s %5s %5s  %-9s %-9s", "operator", "category", "lvl", "cases",
+         "knobs", "seed", "vendor");
+  if (timing)
+    printf(" %10s %10s %8s", "vs ref", "vs vendor", "roofline");
+  printf(" %7s\n", "time");
+}
+
+/* The summary line under the table (after a blank line in Markdown). */
+static void check_tail(int md, const check_sum *s)
+{
+  if (md)
+    printf("\n");
+  sum_print(s);
+}
+
+static int cmd_from(ops_args *a);
+static int cmd_best(ops_args *a);
+
 static int cmd_check(ops_args *a)
 {
   check_sum sum = {0, 0, 0, 0};
@@ -473,18 +517,15 @@ static int cmd_check(ops_args *a)
   int rc, bad = 0, envrc = KOPE_OK, skipped = 0;
   check_row row;
 
+  if (a->from || a->best) {
+    json_decref(arr);
+    return a->best ? cmd_best(a) : cmd_from(a);
+  }
   kope_err_clear(&err);
   if ((rc = target_ext(a, &err)) || (rc = collect(a, &names, &n, &err)))
     return json_decref(arr), kope_cli_fail("ops check", &err);
-  if (a->md && !a->json)
-    print_md_head(a->timing);
-  else if (!a->json) {
-    printf("%-18s %-13s %3s %5s %5s  %-9s %-9s", "operator", "category", "lvl", "cases",
-           "knobs", "seed", "vendor");
-    if (a->timing)
-      printf(" %10s %10s %8s", "vs ref", "vs vendor", "roofline");
-    printf(" %7s\n", "time");
-  }
+  if (!a->json)
+    check_head(a->md, a->timing);
   for (i = 0; i < n; i++) {
     memset(&row, 0, sizeof row);
     kope_err_clear(&err);
@@ -518,10 +559,187 @@ static int cmd_check(ops_args *a)
                                   !bad && !envrc));
   else
     json_decref(arr);
-  if (!a->json && !a->md && a->timing && !a->build_only)
-    sum_print(&sum);
+  if (!a->json && a->timing && !a->build_only)
+    check_tail(a->md, &sum);
   kope_strv_free(names, n);
   return envrc != KOPE_OK ? envrc : bad ? KOPE_EREJECT : KOPE_OK;
+}
+
+/* ---- check --from: a saved `check --json` document, rendered ---- */
+
+static void jstr(char *dst, size_t n, const json_t *o, const char *key)
+{
+  const char *v = json_string_value(json_object_get(o, key));
+
+  snprintf(dst, n, "%s", v ? v : "");
+}
+
+static double jnum(const json_t *o, const char *key)
+{
+  return json_number_value(json_object_get(o, key));
+}
+
+/* The C baseline's name from the spec (documents written before
+ * "vendor_name" was a member of a row). */
+static void vendor_name_from_spec(const ops_args *a, check_row *r)
+{
+  kope_err err;
+  kope_op *op;
+  const kope_op_vendor *v;
+
+  kope_err_clear(&err);
+  if (!(op = kope_op_load(r->name, a->dir, &err)))
+    return;
+  v = kope_op_vendor_for(op, KOPE_OP_VENDOR_C);
+  snprintf(r->vendor_name, sizeof r->vendor_name, "%s", v ? v->name : "");
+  kope_op_free(op);
+}
+
+static void row_from_json(const ops_args *a, const json_t *j, check_row *r)
+{
+  memset(r, 0, sizeof *r);
+  jstr(r->name, sizeof r->name, j, "name");
+  jstr(r->category, sizeof r->category, j, "category");
+  jstr(r->seed_verdict, sizeof r->seed_verdict, j, "seed_verdict");
+  jstr(r->vendor_verdict, sizeof r->vendor_verdict, j, "vendor_verdict");
+  jstr(r->vendor_name, sizeof r->vendor_name, j, "vendor_name");
+  jstr(r->reason, sizeof r->reason, j, "reason");
+  r->level = (int)jnum(j, "level");
+  r->ncases = (int)jnum(j, "cases");
+  r->ntimed = (int)jnum(j, "timed_cases");
+  r->knobs = (int)jnum(j, "knobs");
+  r->has_vendor = r->vendor_verdict[0] && strcmp(r->vendor_verdict, "-") != 0;
+  r->sp_ref = jnum(j, "speedup_ref");
+  r->sp_ven = jnum(j, "speedup_vendor");
+  r->roof = jnum(j, "roofline_fraction");
+  r->seconds = jnum(j, "seconds");
+  if (r->has_vendor && !r->vendor_name[0])
+    vendor_name_from_spec(a, r);
+}
+
+static int cmd_from(ops_args *a)
+{
+  json_error_t je;
+  json_t *doc = json_load_file(a->from, 0, &je), *ops = json_object_get(doc, "operators"), *j;
+  check_sum sum = {0, 0, 0, 0};
+  check_row row;
+  size_t i;
+  int timing, bad = 0;
+
+  if (!doc || !json_is_array(ops) || a->json) {
+    fprintf(stderr, "kope ops check: --from %s: %s\n", a->from,
+            a->json ? "renders as text or Markdown only (the file is the JSON)"
+            : doc   ? "not a `kope ops check --json` document"
+                    : je.text);
+    json_decref(doc);
+    return KOPE_EINPUT;
+  }
+  timing = json_is_object(json_object_get(doc, "summary"));
+  check_head(a->md, timing);
+  json_array_foreach(ops, i, j) {
+    row_from_json(a, j, &row);
+    bad |= !row_ok(&row);
+    sum_add(&sum, &row);
+    if (a->md)
+      print_md_row(&row, timing);
+    else
+      print_row(&row, timing);
+  }
+  if (timing)
+    check_tail(a->md, &sum);
+  json_decref(doc);
+  return bad ? KOPE_EREJECT : KOPE_OK;
+}
+
+/* ---- check --best: seeds and a bench's best kernels vs vendor ---- */
+
+/* "1.234x", or "-" for a JSON null or a missing figure. */
+static const char *fmt_x(char *buf, size_t n, const json_t *o, const char *key)
+{
+  double v = jnum(o, key);
+
+  snprintf(buf, n, v > 0 ? "%.3fx" : "-", v);
+  return buf;
+}
+
+static void best_row(const json_t *r, int md)
+{
+  const json_t *s = json_object_get(r, "seed"), *b = json_object_get(r, "best");
+  char sr[24], sv[24], br[24], bv[24], who[96];
+  const char *vendor = json_string_value(json_object_get(r, "vendor"));
+
+  fmt_x(sr, sizeof sr, s, "speedup_ref");
+  fmt_x(sv, sizeof sv, s, "speedup_vendor");
+  fmt_x(br, sizeof br, b, "speedup_ref");
+  fmt_x(bv, sizeof bv, b, "speedup_vendor");
+  snprintf(who, sizeof who, "%s r%d", json_string_value(json_object_get(b, "config")),
+           (int)jnum(b, "repeat"));
+  if (json_is_true(json_object_get(r, "best_is_seed")))
+    snprintf(who, sizeof who, "(seed: no run better)");
+  if (md) {
+    printf("| %s | %d |", json_string_value(json_object_get(r, "name")), (int)jnum(s, "perf_cases"));
+    print_md_cell(vendor ? vendor : "none");
+    printf(" %s | %s | %s | %s | %s |\n", sr, sv, who, br, bv);
+  } else {
+    printf("%-22s %4d %11s %11s  %-24s %11s %11s\n",
+           json_string_value(json_object_get(r, "name")), (int)jnum(s, "perf_cases"), sr, sv,
+           who, br, bv);
+  }
+}
+
+static void best_line(const char *what, const json_t *s)
+{
+  printf("suite %s: geomean %.3fx vs vendor over %d operators (each over its perf cases; "
+         "%d perf cases pooled: %.3fx)\n", what, jnum(s, "geomean_speedup_vendor"),
+         (int)jnum(s, "operators"), (int)jnum(s, "perf_cases"),
+         jnum(s, "geomean_speedup_vendor_cases"));
+}
+
+static void best_print(const json_t *out, int md)
+{
+  const json_t *sum = json_object_get(out, "summary"), *r;
+  size_t i;
+
+  if (md)
+    printf("| operator | perf cases | vendor baseline | seed vs ref | seed vs vendor | best "
+           "kernel | best vs ref | best vs vendor |\n|---|---:|---|---:|---:|---|---:|---:|\n");
+  else
+    printf("%-22s %4s %11s %11s  %-24s %11s %11s\n", "operator", "perf", "seed vs ref",
+           "vs vendor", "best kernel", "best vs ref", "vs vendor");
+  json_array_foreach(json_object_get(out, "operators"), i, r)
+    best_row(r, md);
+  if (md)
+    printf("\n");
+  best_line("seeds", json_object_get(sum, "seeds"));
+  if (md)
+    printf("\n");
+  best_line("best", json_object_get(sum, "best"));
+}
+
+static int cmd_best(ops_args *a)
+{
+  json_error_t je;
+  json_t *doc = json_load_file(a->best, 0, &je), *out = NULL;
+  kope_err err;
+  int rc;
+
+  kope_err_clear(&err);
+  if (!doc) {
+    fprintf(stderr, "kope ops check: --best %s: %s\n", a->best, je.text);
+    return KOPE_EINPUT;
+  }
+  if ((rc = kope_bench_suite(doc, &out, &err)) != KOPE_OK) {
+    json_decref(doc);
+    return kope_cli_fail("ops check --best", &err);
+  }
+  if (a->json)
+    kope_cli_print_json(out);
+  else {
+    best_print(out, a->md);
+    json_decref(out);
+  }
+  json_decref(doc);
+  return KOPE_OK;
 }
 
 /* ---- screen ---- */
