@@ -84,22 +84,72 @@ json_t *kope_hw_to_json(const kope_hw *hw)
   return o;
 }
 
+/* Threads the profile's all-threads figures were measured with. */
+static int hw_describe_threads(const kope_hw *hw)
+{
+  return hw->bench_threads > 0 ? hw->bench_threads : hw->threads > 0 ? hw->threads : 1;
+}
+
+/* The compute ceiling as the roofline review takes it (src/eval/timing.c,
+ * review_peak): the larger of the all-threads peak and threads x the
+ * one-thread peak, since the all-threads figure is the one a loaded
+ * machine measures low. */
+static void hw_describe_peak(const kope_hw *hw, kope_buf *b, double *peak)
+{
+  int nt = hw_describe_threads(hw);
+  double one = hw->peak_one_gflops * nt;
+
+  *peak = fmax(hw->peak_gflops, one);
+  kope_buf_printf(b, " peak FP32 (FMA loop) %.1f GFLOP/s, taken as max(all %d threads "
+                     "%.1f, %d x one thread %.1f), the ceiling kope's roofline review uses.",
+                  *peak, nt, hw->peak_gflops, nt, hw->peak_one_gflops);
+}
+
+/* Triad bandwidth of every measured level, all threads and one. */
+static void hw_describe_levels(const kope_hw *hw, kope_buf *b)
+{
+  static const char *const names[] = {"", "L1d", "L2", "L3", "DRAM"};
+  char size[32];
+  int lv, first = 1;
+
+  kope_buf_puts(b, " Memory bandwidth per level (STREAM-style triad, all threads / one "
+                   "thread):");
+  for (lv = 1; lv <= HW_DRAM; lv++) {
+    if (!(hw->bw[lv][HW_ALL] > 0) && !(hw->bw[lv][HW_ONE] > 0))
+      continue;
+    kope_buf_printf(b, "%s %s", first ? "" : ";", names[lv]);
+    if (lv < HW_DRAM && hw->cache[lv] > 0) {
+      kope_format_bytes(hw->cache[lv], size, sizeof size);
+      kope_buf_printf(b, " (%s)", size);
+    }
+    kope_buf_printf(b, " %.1f / %.1f GB/s", hw->bw[lv][HW_ALL], hw->bw[lv][HW_ONE]);
+    first = 0;
+  }
+  if (first)
+    kope_buf_printf(b, " only DRAM was measured, %.1f GB/s on all threads", hw->bandwidth_gbs);
+  kope_buf_puts(b, ". A case's memory bound uses the level its working set fits in.");
+}
+
 static void hw_describe_roofline(const kope_hw *hw, kope_buf *b)
 {
-  double ridge;
+  double peak;
 
   if (!(hw->peak_gflops > 0) || !(hw->bandwidth_gbs > 0)) {
     kope_buf_puts(b, " The roofline (peak FLOP/s and memory bandwidth) has not "
                      "been measured.");
     return;
   }
-  ridge = hw->peak_gflops / hw->bandwidth_gbs;
+  kope_buf_printf(b, " Measured by `kope hw`%s%s:", hw->measured_at ? " at " : "",
+                  hw->measured_at ? hw->measured_at : "");
+  hw_describe_peak(hw, b, &peak);
+  hw_describe_levels(hw, b);
   kope_buf_printf(b,
-      " Measured on all threads: peak FP32 %.1f GFLOP/s (FMA loop) and memory "
-      "bandwidth %.1f GB/s (STREAM triad), so the ridge point is %.1f "
-      "FLOP/byte: a kernel doing fewer FLOPs per byte of memory traffic is "
-      "memory-bound, one doing more is compute-bound.",
-      hw->peak_gflops, hw->bandwidth_gbs, ridge);
+      " Against DRAM (%.1f GB/s, all threads) the ridge point is %.1f FLOP/byte: a kernel "
+      "doing fewer FLOPs per byte of memory traffic is memory-bound, one doing more is "
+      "compute-bound.", hw->bandwidth_gbs, peak / hw->bandwidth_gbs);
+  if (hw->suspect)
+    kope_buf_printf(b, " **This profile is marked suspect** (%s): it was probably measured "
+                       "under load, so these figures may be too low.", hw->suspect);
 }
 
 char *kope_hw_describe(const kope_hw *hw)

@@ -8,8 +8,11 @@
  * done and every case with its name, shape and role; the experience lines
  * come with a legend for r, d and c; only knowledge cards relevant to the
  * operator's category are admitted, with no doubled heading or stray
- * line, in full at step 1 and as a reminder at the next steps. A real
- * operator (ops/softmax), a real temporary SQLite store and real Cases.
+ * line, in full at step 1 and as a reminder at the next steps; the Target
+ * section gives the compute peak by the roofline review's rule (max of
+ * all threads and threads x one thread), every level's bandwidth on all
+ * threads and one, and marks a suspect profile. A real operator
+ * (ops/softmax), a real temporary SQLite store and real Cases.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -23,10 +26,12 @@
 #include <cmocka.h>
 #include "kope_test.h"
 #include "kt_ctx.h"
+#include "hw/hw_int.h"
 #include "kope/core.h"
 #include "kope/ctx.h"
 #include "kope/mem.h"
 #include "kope/op.h"
+#include "kope/target.h"
 
 typedef struct fx {
   kt_ctx k;   /* dir, db, op, seed */
@@ -470,6 +475,79 @@ static void test_real_cards(void **state)
   free(user);
 }
 
+/* A profile with known figures (the internal structure, so no machine
+ * is measured): the all-threads peak measured low, as under load. */
+static kope_hw *fake_hw(const char *suspect)
+{
+  kope_hw *hw = calloc(1, sizeof *hw);
+  static const double bw[5][2] = {{0, 0}, {160, 110}, {170, 90}, {150, 60}, {30, 20}};
+
+  assert_non_null(hw);
+  hw->cpu_model = kope_strdup("Test CPU");
+  hw->simd = kope_strdup("avx2 fma");
+  hw->compiler = kope_strdup("gcc 12");
+  hw->fingerprint = kope_strdup("test");
+  hw->cores = hw->threads = hw->bench_threads = 2;
+  hw->cache[1] = 32 << 10;
+  hw->cache[2] = 1 << 20;
+  hw->cache[3] = 32 << 20;
+  hw->peak_gflops = 150.0;
+  hw->peak_one_gflops = 110.0;
+  memcpy(hw->bw, bw, sizeof bw);
+  hw->bandwidth_gbs = 30.0;
+  hw->suspect = suspect ? kope_strdup(suspect) : NULL;
+  return hw;
+}
+
+/* The Target section as kope optimize builds it (the cpu target's
+ * description of the profile), rendered into the prompt. */
+static char *target_prompt(fx *f, const char *suspect)
+{
+  kope_err err = {0};
+  kope_target *t = kope_target_open("cpu", &err);
+  kope_hw *hw = fake_hw(suspect);
+  char *text, *sys, *user;
+
+  assert_non_null(t);
+  text = kope_target_describe(t, hw);
+  assert_non_null(text);
+  f->s.target_text = text;
+  render(f, NULL, &sys, &user);
+  free(sys);
+  free(text);
+  kope_hw_free(hw);
+  kope_target_free(t);
+  return user;
+}
+
+static void test_target_roofline(void **state)
+{
+  fx *f = *state;
+  char *user = target_prompt(f, NULL), *tgt;
+
+  tgt = strstr(user, "## Target");
+  assert_non_null(tgt);
+  /* the peak rule: max(150, 2 x 110) = 220 */
+  assert_non_null(strstr(tgt, "220.0 GFLOP/s, taken as max(all 2 threads 150.0, 2 x one thread "
+                              "110.0)"));
+  /* every level, all threads / one thread */
+  assert_non_null(strstr(tgt, "L1d (32 KiB) 160.0 / 110.0 GB/s"));
+  assert_non_null(strstr(tgt, "L2 (1 MiB) 170.0 / 90.0 GB/s"));
+  assert_non_null(strstr(tgt, "L3 (32 MiB) 150.0 / 60.0 GB/s"));
+  assert_non_null(strstr(tgt, "DRAM 30.0 / 20.0 GB/s"));
+  /* the ridge against DRAM with the same peak: 220 / 30 */
+  assert_non_null(strstr(tgt, "ridge point is 7.3 FLOP/byte"));
+  assert_null(strstr(tgt, "suspect"));
+  free(user);
+
+  user = target_prompt(f, "peak on all threads under 50% of 2 cores x one");
+  tgt = strstr(user, "## Target");
+  assert_non_null(tgt);
+  assert_non_null(strstr(tgt, "**This profile is marked suspect** (peak on all threads under "
+                              "50% of 2 cores x one)"));
+  free(user);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -483,6 +561,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_legend, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cards, setup, teardown),
       cmocka_unit_test_setup_teardown(test_real_cards, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_target_roofline, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
