@@ -192,7 +192,7 @@ typedef struct gen_step {
 
 static int insert_one(bench *b, const gen_step *g, step_rec *out)
 {
-  kope_mem_case c;
+  kope_mem_case_in c;
   char fb[512], code[1024], scene[64], journal[1024];
   const char *verdict = g->t ? verdict_of(&b->rng) : "correct";
   double a = g->a_prev > 0 ? g->a_prev : 1.0, t0, c0;
@@ -201,7 +201,7 @@ static int insert_one(bench *b, const gen_step *g, step_rec *out)
 
   if (g->t)
     a *= exp(g->t->bias * 0.5 + 0.15 * kope_rng_normal(&b->rng));
-  kope_mem_case_init(&c);
+  kope_mem_case_in_init(&c);
   snprintf(scene, sizeof scene, "rows=%d cols=%d", 1 << (int)kope_rng_int(&b->rng, 6, 12),
            1 << (int)kope_rng_int(&b->rng, 6, 12));
   feedback_of(&b->rng, verdict, a, fb, sizeof fb);

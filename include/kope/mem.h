@@ -170,12 +170,19 @@ void kope_mem_session_release(kope_mem_session *s);
 
 /* ---- Cases ------------------------------------------------------------ */
 
-/* A Case. To insert, kope_mem_case_init() then set the input fields (all
- * strings borrowed, NULL = absent). Cases read back from the store have
- * owned = 1 and every field filled; release them with
- * kope_mem_case_release (a no-op on caller-filled structs). */
-typedef struct kope_mem_case {
-  /* input */
+/* A Case has two parts and one ownership rule for each:
+ *   kope_mem_case_in  the fields a caller gives to store a Case. Its
+ *       strings are never owned by it: they are borrowed (const) for the
+ *       call to kope_mem_case_insert, and nothing of it is ever freed by
+ *       the library. Start from kope_mem_case_in_init (NULL = absent).
+ *   kope_mem_case     a Case the library hands out (kope_mem_case_get,
+ *       kope_mem_case_each): its input part `in`, the scores in in.score
+ *       and the fields filled on read. It always owns every string it
+ *       holds (in.op ... in.harness, the loaded sources, err_sig, uid,
+ *       origin); kope_mem_case_release frees them. Only the library fills
+ *       one: a kope_mem_case whose strings the caller set is not to be
+ *       released. */
+typedef struct kope_mem_case_in {
   int64_t session_id;       /* 0 = none */
   int64_t step;             /* step index in the session */
   int64_t prev_case_id;     /* 0 = root; else must exist */
@@ -185,7 +192,7 @@ typedef struct kope_mem_case {
   const char *hw;           /* hardware fingerprint (the host CPU's) */
   /* The device the kernel ran on, as its target names it (cpu: the CPU
    * model; opencl: "platform / device"; cuda: "GPU name (sm_XY)"); "" =
-   * unknown (older Cases, stored as NULL). Input and read back alike. */
+   * unknown (older Cases, stored as NULL). */
   char device[256];
   const char *scene;        /* input scene, e.g. "rows=4096 cols=1024" */
   const char *layer;        /* parallel, tiling, vectorize, memory, ... */
@@ -197,8 +204,8 @@ typedef struct kope_mem_case {
   const char *diff;         /* optional */
   const char *feedback;     /* compiler/runtime/checker text */
   const char *verdict;      /* required; see kope_mem_verdict_valid */
-  /* input: score.correct, .speedup, .speedup_vendor, .confidence; the
-   * rest of score (r, label, d, rank) is filled on read */
+  /* given: score.correct, .speedup, .speedup_vendor, .confidence; the
+   * rest of score (r, label, d, rank) is computed, filled on read */
   kope_mem_score score;
   int64_t tokens_in, tokens_out;
   double eval_seconds;
@@ -211,21 +218,27 @@ typedef struct kope_mem_case {
    * used only for a source whose text is NULL (an import that carries the
    * hash but not the text). */
   char code_before_hash[65], code_after_hash[65], diff_hash[65];
+} kope_mem_case_in;
+
+typedef struct kope_mem_case {
+  kope_mem_case_in in;      /* first member: the field table relies on it */
   /* filled on read */
   int64_t id;
   int64_t n_succ;           /* number of successors */
   const char *err_sig;      /* normalized error text of a failed Case */
   const char *uid;          /* global identity "<db uuid>:<id>" */
   const char *origin;       /* "imported from <db uuid> (<file>)" or NULL */
-  int owned;
 } kope_mem_case;
 
+void kope_mem_case_in_init(kope_mem_case_in *in);
+/* An empty Case (no strings), safe to release. */
 void kope_mem_case_init(kope_mem_case *c);
+/* Free every string of c and empty it (c may be NULL). */
 void kope_mem_case_release(kope_mem_case *c);
-/* Validate and store c; *id is set only after the transaction committed
+/* Validate and store in; *id is set only after the transaction committed
  * (or, inside kope_db_begin, once the enclosing commit succeeds). The
  * ancestors' d scores are updated in the same transaction. */
-int kope_mem_case_insert(kope_db *db, const kope_mem_case *c, int64_t *id,
+int kope_mem_case_insert(kope_db *db, const kope_mem_case_in *in, int64_t *id,
                          kope_err *err);
 
 enum kope_mem_get_flags {

@@ -67,9 +67,9 @@ static void journal_text(const agent *a, const attempt *at, kope_buf *b)
                      "incumbent: the incumbent stays.\n");
 }
 
-static void case_fields(const agent *a, const attempt *at, kope_mem_case *c)
+static void case_fields(const agent *a, const attempt *at, kope_mem_case_in *c)
 {
-  kope_mem_case_init(c);
+  kope_mem_case_in_init(c);
   c->session_id = a->session;
   c->step = a->step;
   c->prev_case_id = a->inc_case;
@@ -102,7 +102,7 @@ static void case_fields(const agent *a, const attempt *at, kope_mem_case *c)
 
 int kope_agent_record(agent *a, attempt *at, kope_err *err)
 {
-  kope_mem_case c;
+  kope_mem_case_in c;
   kope_buf j;
   char *reflection = NULL;
   int rc;
@@ -114,7 +114,8 @@ int kope_agent_record(agent *a, attempt *at, kope_err *err)
   journal_text(a, at, &j);
   if (a->pol) {
     kope_outcome o = {at->p.thought_id, c.verdict, c.score.correct,
-                      c.score.correct ? c.score.speedup : 0.0, at->has_cmp ? at->cmp.speedup : 0.0, at->promoted, c.feedback};
+                      c.score.correct ? c.score.speedup : 0.0,
+                      at->has_cmp ? at->cmp.speedup : 0.0, at->promoted, c.feedback};
     reflection = a->ctx ? kope_policy_reflect(a->pol, a->ctx, &at->p, &o) : NULL;
     if (reflection)
       kope_buf_printf(&j, "\n%s\n", reflection);

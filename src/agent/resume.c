@@ -25,43 +25,43 @@ static int replay_case(const kope_mem_case *c, void *vctx)
   attempt at;
   kope_outcome o;
 
-  if (c->score.correct && isfinite(c->score.speedup) && c->score.speedup > rp->best) {
-    rp->best = c->score.speedup;
+  if (c->in.score.correct && isfinite(c->in.score.speedup) && c->in.score.speedup > rp->best) {
+    rp->best = c->in.score.speedup;
     rp->best_id = c->id;
   }
   memset(&at, 0, sizeof at);
-  if (c->step == 0) {
+  if (c->in.step == 0) {
     /* the seed: never propose it again, but it is not an attempt */
     memset(&o, 0, sizeof o);
     o.verdict = "pending";
-    at.p.source = (char *)c->code_after;
+    at.p.source = (char *)c->in.code_after;
     kope_policy_observe(a->pol, NULL, &at.p, &o);
     return 0;
   }
-  at.p.source = (char *)c->code_after;
-  at.p.thought_id = (char *)c->thought_id;
-  at.p.title = (char *)c->thought_title;
-  at.p.no_kernel = (char *)(c->score.correct ? NULL : c->feedback);
+  at.p.source = (char *)c->in.code_after;
+  at.p.thought_id = (char *)c->in.thought_id;
+  at.p.title = (char *)c->in.thought_title;
+  at.p.no_kernel = (char *)(c->in.score.correct ? NULL : c->in.feedback);
   memset(&o, 0, sizeof o);
-  o.thought_id = c->thought_id;
-  o.verdict = c->verdict;
-  o.correct = c->score.correct;
-  o.speedup_ref = c->score.correct ? c->score.speedup : 0.0;
-  o.vs_incumbent = c->score.correct ? c->score.step_ratio : 0.0;
-  o.feedback = c->feedback;
+  o.thought_id = c->in.thought_id;
+  o.verdict = c->in.verdict;
+  o.correct = c->in.score.correct;
+  o.speedup_ref = c->in.score.correct ? c->in.score.speedup : 0.0;
+  o.vs_incumbent = c->in.score.correct ? c->in.score.step_ratio : 0.0;
+  o.feedback = c->in.feedback;
   kope_policy_observe(a->pol, NULL, &at.p, &o);
-  a->step = c->step > a->step ? c->step : a->step;
+  a->step = c->in.step > a->step ? c->in.step : a->step;
   {
     kope_ctx_step *h;
     if (kope_agent_history_add(a, &at) != KOPE_OK)
       return rp->nomem = 1;
     h = &a->hist[a->nhist - 1];
     free((char *)h->verdict);
-    h->verdict = kope_strdup(c->verdict);
-    h->correct = c->score.correct;
+    h->verdict = kope_strdup(c->in.verdict);
+    h->correct = c->in.score.correct;
     h->speedup_ref = o.speedup_ref;
     h->vs_incumbent = o.vs_incumbent;
-    h->step = c->step;
+    h->step = c->in.step;
   }
   return 0;
 }
@@ -91,11 +91,12 @@ static int load_incumbent(agent *a, int64_t id, kope_err *err)
   if ((rc = kope_mem_case_get(a->db, id, KOPE_MEM_WITH_CODE, &c, err)) != KOPE_OK)
     return rc;
   free(a->inc_src);
-  a->inc_src = kope_strdup(c.code_after);
+  a->inc_src = kope_strdup(c.in.code_after);
   a->inc_case = c.id;
-  a->inc_correct = c.score.correct;
-  a->inc_ref = c.score.correct && isfinite(c.score.speedup) ? c.score.speedup : 0.0;
-  a->inc_ven = c.score.correct && isfinite(c.score.speedup_vendor) ? c.score.speedup_vendor : 0.0;
+  a->inc_correct = c.in.score.correct;
+  a->inc_ref = c.in.score.correct && isfinite(c.in.score.speedup) ? c.in.score.speedup : 0.0;
+  a->inc_ven = c.in.score.correct && isfinite(c.in.score.speedup_vendor)
+      ? c.in.score.speedup_vendor : 0.0;
   kope_mem_case_release(&c);
   return a->inc_src ? KOPE_OK : kope_err_set(err, KOPE_EINPUT, "case %lld has no code",
                                               (long long)id);

@@ -60,13 +60,14 @@ static int node_of(const kope_mem_case *c, void *ctx)
 {
   sess_read *s = ctx;
   json_t *n = json_pack("{s:I, s:I, s:I, s:s, s:s, s:s, s:b, s:f, s:f, s:f}", "id",
-                        (json_int_t)c->id, "prev", (json_int_t)c->prev_case_id, "step",
-                        (json_int_t)c->step, "thought", c->thought_id ? c->thought_id : "",
-                        "verdict", c->verdict ? c->verdict : "", "label",
-                        kope_mem_label_name(c->score.label), "correct", c->score.correct, "r",
-                        isfinite(c->score.step_ratio) ? c->score.step_ratio : 0.0, "d",
-                        isfinite(c->score.d_score) ? c->score.d_score : 0.0, "speedup",
-                        c->score.correct && isfinite(c->score.speedup) ? c->score.speedup : 0.0);
+                        (json_int_t)c->id, "prev", (json_int_t)c->in.prev_case_id, "step",
+                        (json_int_t)c->in.step, "thought", c->in.thought_id ? c->in.thought_id : "",
+                        "verdict", c->in.verdict ? c->in.verdict : "", "label",
+                        kope_mem_label_name(c->in.score.label), "correct", c->in.score.correct, "r",
+                        isfinite(c->in.score.step_ratio) ? c->in.score.step_ratio : 0.0, "d",
+                        isfinite(c->in.score.d_score) ? c->in.score.d_score : 0.0, "speedup",
+                        c->in.score.correct && isfinite(c->in.score.speedup) ? c->in.score.speedup
+                                                                             : 0.0);
   json_array_append_new(s->nodes, n);
   return 0;
 }

@@ -25,21 +25,27 @@ void kope_mem_score_init(kope_mem_score *s)
   s->d_score = 1.0;
 }
 
+void kope_mem_case_in_init(kope_mem_case_in *in)
+{
+  memset(in, 0, sizeof *in);
+  kope_mem_score_init(&in->score);
+}
+
 void kope_mem_case_init(kope_mem_case *c)
 {
   memset(c, 0, sizeof *c);
-  kope_mem_score_init(&c->score);
+  kope_mem_case_in_init(&c->in);
 }
 
 void kope_mem_case_release(kope_mem_case *c)
 {
-  if (!c || !c->owned)
+  if (!c)
     return;
   mem_case_release_strings(c);
   kope_mem_case_init(c);
 }
 
-static int case_validate(const kope_mem_case *c, kope_err *err)
+static int case_validate(const kope_mem_case_in *c, kope_err *err)
 {
   if (!c->op || !*c->op)
     return kope_err_set(err, KOPE_EINPUT, "a Case needs an operator name (op)");
@@ -91,7 +97,7 @@ static int propagate(kope_db *db, const mem_node *u, double child_d, kope_err *e
   }
 }
 
-static int case_store(kope_db *db, const kope_mem_case *c, const mem_origin *o,
+static int case_store(kope_db *db, const kope_mem_case_in *c, const mem_origin *o,
                       int64_t *id, kope_err *err)
 {
   mem_node v = {0}, p = {0};
@@ -133,7 +139,7 @@ out:
   return rc;
 }
 
-int mem_case_insert(kope_db *db, const kope_mem_case *c, const mem_origin *o,
+int mem_case_insert(kope_db *db, const kope_mem_case_in *c, const mem_origin *o,
                     int64_t *id, kope_err *err)
 {
   int64_t newid = 0;
@@ -154,7 +160,8 @@ int mem_case_insert(kope_db *db, const kope_mem_case *c, const mem_origin *o,
   return KOPE_OK;
 }
 
-int kope_mem_case_insert(kope_db *db, const kope_mem_case *c, int64_t *id, kope_err *err)
+int kope_mem_case_insert(kope_db *db, const kope_mem_case_in *c, int64_t *id,
+                         kope_err *err)
 {
   if (!c)
     return kope_err_set(err, KOPE_EINPUT, "no Case given");
@@ -270,13 +277,13 @@ void mem_rec_from_case(kope_mem_rec *rec, const kope_mem_case *c)
 {
   rec->kind = KOPE_MEM_REC_CASE;
   rec->id = rec->case_id = c->id;
-  rec->op = kope_strdup(c->op);
-  rec->target = kope_strdup(c->target);
-  rec->layer = kope_strdup(c->layer);
-  rec->thought_id = kope_strdup(c->thought_id);
-  rec->thought_title = kope_strdup(c->thought_title);
-  rec->verdict = kope_strdup(c->verdict);
-  rec->score = c->score;
+  rec->op = kope_strdup(c->in.op);
+  rec->target = kope_strdup(c->in.target);
+  rec->layer = kope_strdup(c->in.layer);
+  rec->thought_id = kope_strdup(c->in.thought_id);
+  rec->thought_title = kope_strdup(c->in.thought_title);
+  rec->verdict = kope_strdup(c->in.verdict);
+  rec->score = c->in.score;
   rec->summary = kope_mem_case_summary(c);
   rec->tokens = kope_mem_token_estimate(rec->summary);
 }

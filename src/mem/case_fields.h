@@ -12,9 +12,12 @@
  * X(name, kind, place, column, group, key, aux, flags), in the order of
  * the JSON object (jansson keeps insertion order, so this order is the
  * export format's):
- *   name    the member of kope_mem_case, a path for a member of an
- *           embedded struct (score.speedup: kope_mem_score) (SRC: the text
- *           member; its hash lives in name##_hash, char[65])
+ *   name    the member of kope_mem_case, as a path (in.op: the field
+ *           given on insert, in kope_mem_case_in; in.score.speedup: in
+ *           its kope_mem_score) (SRC: the text member; its hash lives in
+ *           name##_hash, char[65]). Every CASE field lies in `in`, the
+ *           first member, so its offset is also its offset in a
+ *           kope_mem_case_in (MF_IN_AT)
  *   kind    how the value is held, stored and written (the SQL type an
  *           engine gives its column in brackets):
  *             LINK   int64 id of another row, 0 = none (SQL NULL, JSON
@@ -65,40 +68,41 @@
 #define MEM_CASE_FIELDS(X)                                                                     \
   X(id, INT, DERIVED, "id", "", "case_id", NULL, MF_BRIEF)                                     \
   X(uid, TEXT, ENGINE, NULL, "", "uid", NULL, 0)                                               \
-  X(prev_case_id, LINK, CASE, "prev_id", "", "prev_case_id", "prev_uid", MF_BRIEF | MF_TO_CASE) \
-  X(session_id, LINK, CASE, "session_id", "", "session_id", "session_uid",                     \
+  X(in.prev_case_id, LINK, CASE, "prev_id", "", "prev_case_id", "prev_uid",                    \
+    MF_BRIEF | MF_TO_CASE)                                                                     \
+  X(in.session_id, LINK, CASE, "session_id", "", "session_id", "session_uid",                  \
     MF_BRIEF | MF_TO_SESSION)                                                                  \
-  X(step, INT, CASE, "step", "", "step", NULL, MF_BRIEF)                                       \
-  X(op, TEXT, CASE, "op", "", "op", NULL, MF_BRIEF)                                            \
-  X(category, TEXT, CASE, "category", "", "category", NULL, MF_BRIEF)                          \
-  X(target, TEXT, CASE, "target", "", "target", NULL, MF_BRIEF)                                \
-  X(hw, TEXT, CASE, "hw", "", "hw", NULL, 0)                                                   \
-  X(device, BUF, CASE, "device", "", "device", NULL, MF_BRIEF)                                 \
-  X(scene, TEXT, CASE, "scene", "", "scene", NULL, 0)                                          \
-  X(verdict, TEXT, CASE, "verdict", "", "verdict", NULL, MF_BRIEF)                             \
-  X(score.correct, BOOL, CASE, "correct", "", "correct", NULL, MF_BRIEF)                       \
-  X(score.speedup, REAL, CASE, "speedup", "", "speedup", NULL, MF_BRIEF)                       \
-  X(score.speedup_vendor, REAL, CASE, "speedup_vendor", "", "speedup_vendor", NULL, 0)         \
-  X(score.step_ratio, NUM, SCORE, "step_ratio", "", "step_ratio", NULL, MF_BRIEF)              \
-  X(score.label, LABEL, SCORE, "label", "", "label", NULL, MF_BRIEF)                           \
-  X(score.d_score, NUM, SCORE, "d_score", "", "d_score", NULL, MF_BRIEF)                       \
-  X(score.confidence, NUM, CASE, "confidence", "", "confidence", NULL, MF_BRIEF)               \
-  X(score.rank, NUM, SCORE, "rank", "", "rank", NULL, 0)                                       \
+  X(in.step, INT, CASE, "step", "", "step", NULL, MF_BRIEF)                                    \
+  X(in.op, TEXT, CASE, "op", "", "op", NULL, MF_BRIEF)                                         \
+  X(in.category, TEXT, CASE, "category", "", "category", NULL, MF_BRIEF)                       \
+  X(in.target, TEXT, CASE, "target", "", "target", NULL, MF_BRIEF)                             \
+  X(in.hw, TEXT, CASE, "hw", "", "hw", NULL, 0)                                                \
+  X(in.device, BUF, CASE, "device", "", "device", NULL, MF_BRIEF)                              \
+  X(in.scene, TEXT, CASE, "scene", "", "scene", NULL, 0)                                       \
+  X(in.verdict, TEXT, CASE, "verdict", "", "verdict", NULL, MF_BRIEF)                          \
+  X(in.score.correct, BOOL, CASE, "correct", "", "correct", NULL, MF_BRIEF)                    \
+  X(in.score.speedup, REAL, CASE, "speedup", "", "speedup", NULL, MF_BRIEF)                    \
+  X(in.score.speedup_vendor, REAL, CASE, "speedup_vendor", "", "speedup_vendor", NULL, 0)      \
+  X(in.score.step_ratio, NUM, SCORE, "step_ratio", "", "step_ratio", NULL, MF_BRIEF)           \
+  X(in.score.label, LABEL, SCORE, "label", "", "label", NULL, MF_BRIEF)                        \
+  X(in.score.d_score, NUM, SCORE, "d_score", "", "d_score", NULL, MF_BRIEF)                    \
+  X(in.score.confidence, NUM, CASE, "confidence", "", "confidence", NULL, MF_BRIEF)            \
+  X(in.score.rank, NUM, SCORE, "rank", "", "rank", NULL, 0)                                    \
   X(n_succ, INT, SCORE, "n_succ", "", "n_succ", NULL, 0)                                       \
-  X(layer, TEXT, CASE, "layer", "thought", "layer", NULL, MF_BRIEF)                            \
-  X(thought_id, TEXT, CASE, "thought_id", "thought", "id", NULL, MF_BRIEF)                     \
-  X(thought_title, TEXT, CASE, "thought_title", "thought", "title", NULL, MF_BRIEF)            \
-  X(rationale, TEXT, CASE, "rationale", "thought", "rationale", NULL, 0)                       \
-  X(feedback, TEXT, CASE, "feedback", "", "feedback", NULL, 0)                                 \
+  X(in.layer, TEXT, CASE, "layer", "thought", "layer", NULL, MF_BRIEF)                         \
+  X(in.thought_id, TEXT, CASE, "thought_id", "thought", "id", NULL, MF_BRIEF)                  \
+  X(in.thought_title, TEXT, CASE, "thought_title", "thought", "title", NULL, MF_BRIEF)         \
+  X(in.rationale, TEXT, CASE, "rationale", "thought", "rationale", NULL, 0)                    \
+  X(in.feedback, TEXT, CASE, "feedback", "", "feedback", NULL, 0)                              \
   X(err_sig, TEXT, DERIVED, "err_sig", "", "err_sig", NULL, 0)                                 \
-  X(code_before, SRC, CASE, "code_before_hash", "", "code_before_hash", "code_before", 0)      \
-  X(code_after, SRC, CASE, "code_after_hash", "", "code_after_hash", "code_after", 0)          \
-  X(diff, SRC, CASE, "diff_hash", "", "diff_hash", "diff", 0)                                  \
-  X(tokens_in, INT, CASE, "tokens_in", "", "tokens_in", NULL, 0)                               \
-  X(tokens_out, INT, CASE, "tokens_out", "", "tokens_out", NULL, 0)                            \
-  X(eval_seconds, REAL, CASE, "eval_seconds", "", "eval_seconds", NULL, 0)                     \
-  X(harness, TEXT, CASE, "harness", "", "harness", NULL, 0)                                    \
-  X(created, TIME, CASE, "created", "", "created", NULL, 0)                                    \
+  X(in.code_before, SRC, CASE, "code_before_hash", "", "code_before_hash", "code_before", 0)   \
+  X(in.code_after, SRC, CASE, "code_after_hash", "", "code_after_hash", "code_after", 0)       \
+  X(in.diff, SRC, CASE, "diff_hash", "", "diff_hash", "diff", 0)                               \
+  X(in.tokens_in, INT, CASE, "tokens_in", "", "tokens_in", NULL, 0)                            \
+  X(in.tokens_out, INT, CASE, "tokens_out", "", "tokens_out", NULL, 0)                         \
+  X(in.eval_seconds, REAL, CASE, "eval_seconds", "", "eval_seconds", NULL, 0)                  \
+  X(in.harness, TEXT, CASE, "harness", "", "harness", NULL, 0)                                 \
+  X(in.created, TIME, CASE, "created", "", "created", NULL, 0)                                 \
   X(origin, TEXT, ENGINE, NULL, "", "origin", NULL, 0)
 
 enum mem_field_kind { MF_LINK, MF_INT, MF_BOOL, MF_TEXT, MF_BUF, MF_REAL, MF_NUM, MF_TIME,
@@ -125,6 +129,11 @@ extern const size_t mem_n_case_fields;
 typedef const char *mf_str;
 #define MF_AT(c, f, T) ((T *)((char *)(c) + (f)->off))
 #define MF_CAT(c, f, T) ((const T *)((const char *)(c) + (f)->off))
+/* The same for a field given on insert (place CASE: it lies in `in`, the
+ * first member of kope_mem_case) of a kope_mem_case_in. */
+#define MF_IN_AT(in, f, T) ((T *)((char *)(in) + (f)->off))
+#define MF_IN_CAT(in, f, T) ((const T *)((const char *)(in) + (f)->off))
+_Static_assert(offsetof(kope_mem_case, in) == 0, "kope_mem_case.in is its first member");
 /* The hash buffer of a SRC field. */
 #define MF_HASH(c, f) ((char *)(c) + (f)->hash_off)
 #define MF_CHASH(c, f) ((const char *)(c) + (f)->hash_off)

@@ -84,7 +84,7 @@ typedef struct mem_engine {
   /* The nodes from id up to its root (id first), in one query; an unknown
    * id gives KOPE_EINPUT. Caller frees *nodes. */
   int (*ancestors)(void *impl, int64_t id, mem_node **nodes, size_t *n, kope_err *err);
-  int (*case_put)(void *impl, const kope_mem_case *c, const mem_node *score,
+  int (*case_put)(void *impl, const kope_mem_case_in *c, const mem_node *score,
                   const char *err_sig, const mem_origin *o, int64_t *id, kope_err *err);
   int (*case_get)(void *impl, int64_t id, int flags, kope_mem_case *out, kope_err *err);
   /* What ranking needs, from the narrow score row: id, label, rank,
@@ -178,7 +178,7 @@ char *mem_uid(const char *db, int64_t id);
 /* Split "<db>:<id>"; 0 on success. db receives at most dbsize-1 chars. */
 int mem_uid_parse(const char *uid, char *db, size_t dbsize, int64_t *id);
 /* Store a Case with its scoring; see kope_mem_case_insert. */
-int mem_case_insert(kope_db *db, const kope_mem_case *c, const mem_origin *o,
+int mem_case_insert(kope_db *db, const kope_mem_case_in *c, const mem_origin *o,
                     int64_t *id, kope_err *err);
 /* Recompute every node (post-order over the forest). Returns the largest
  * change in r or d; nodes are indexed by position, prev by id. */

@@ -328,17 +328,18 @@ static char *tree_line(const kope_mem_case *c, int md)
 
   kope_buf_init(&b, 4096);
   kope_buf_printf(&b, "#%lld step %lld [%s r=%.3f d=%.3f c=%.2f]", (long long)c->id,
-                  (long long)c->step, kope_mem_label_name(c->score.label), c->score.step_ratio,
-                  c->score.d_score, c->score.confidence);
-  if (c->thought_id)
-    kope_buf_printf(&b, md ? " `%s`" : " %s", c->thought_id);
-  if (c->thought_title)
-    kope_buf_printf(&b, " \"%.60s\"", c->thought_title);
-  kope_buf_printf(&b, ": %s", c->verdict);
-  if (isfinite(c->score.speedup))
-    kope_buf_printf(&b, " %.3fx", c->score.speedup);
-  if (c->session_id)
-    kope_buf_printf(&b, " (session %lld)", (long long)c->session_id);
+                  (long long)c->in.step, kope_mem_label_name(c->in.score.label),
+                  c->in.score.step_ratio,
+                  c->in.score.d_score, c->in.score.confidence);
+  if (c->in.thought_id)
+    kope_buf_printf(&b, md ? " `%s`" : " %s", c->in.thought_id);
+  if (c->in.thought_title)
+    kope_buf_printf(&b, " \"%.60s\"", c->in.thought_title);
+  kope_buf_printf(&b, ": %s", c->in.verdict);
+  if (isfinite(c->in.score.speedup))
+    kope_buf_printf(&b, " %.3fx", c->in.score.speedup);
+  if (c->in.session_id)
+    kope_buf_printf(&b, " (session %lld)", (long long)c->in.session_id);
   return kope_buf_steal(&b);
 }
 
@@ -355,7 +356,7 @@ static int flist_add(const kope_mem_case *c, void *ctx)
     l->cap = cap;
   }
   l->v[l->n].id = c->id;
-  l->v[l->n].prev = c->prev_case_id;
+  l->v[l->n].prev = c->in.prev_case_id;
   l->v[l->n].line = tree_line(c, l->md);
   l->n++;
   return 0;
@@ -479,23 +480,23 @@ static int md_row_full(const kope_mem_case *c, void *ctx)
   FILE *out = ctx;
   char prev[32] = "-", ses[32] = "-", sp[32] = "-";
 
-  if (c->prev_case_id)
-    snprintf(prev, sizeof prev, "%lld", (long long)c->prev_case_id);
-  if (c->session_id)
-    snprintf(ses, sizeof ses, "%lld", (long long)c->session_id);
-  if (isfinite(c->score.speedup))
-    snprintf(sp, sizeof sp, "%.4g", c->score.speedup);
-  fprintf(out, "| %lld | %s | %s | %lld |", (long long)c->id, prev, ses, (long long)c->step);
-  md_cell(out, c->op, 60);
-  md_cell(out, c->target, 40);
-  md_cell(out, c->device[0] ? c->device : "-", 80);
-  md_cell(out, c->verdict, 20);
-  fprintf(out, " %s | %s | %.4f | %s | %.4f | %.2f |", c->score.correct ? "yes" : "no", sp,
-          c->score.step_ratio, kope_mem_label_name(c->score.label), c->score.d_score,
-          c->score.confidence);
-  md_cell(out, c->layer, 20);
-  md_cell(out, c->thought_id, 60);
-  md_cell(out, c->thought_title, 80);
+  if (c->in.prev_case_id)
+    snprintf(prev, sizeof prev, "%lld", (long long)c->in.prev_case_id);
+  if (c->in.session_id)
+    snprintf(ses, sizeof ses, "%lld", (long long)c->in.session_id);
+  if (isfinite(c->in.score.speedup))
+    snprintf(sp, sizeof sp, "%.4g", c->in.score.speedup);
+  fprintf(out, "| %lld | %s | %s | %lld |", (long long)c->id, prev, ses, (long long)c->in.step);
+  md_cell(out, c->in.op, 60);
+  md_cell(out, c->in.target, 40);
+  md_cell(out, c->in.device[0] ? c->in.device : "-", 80);
+  md_cell(out, c->in.verdict, 20);
+  fprintf(out, " %s | %s | %.4f | %s | %.4f | %.2f |", c->in.score.correct ? "yes" : "no", sp,
+          c->in.score.step_ratio, kope_mem_label_name(c->in.score.label), c->in.score.d_score,
+          c->in.score.confidence);
+  md_cell(out, c->in.layer, 20);
+  md_cell(out, c->in.thought_id, 60);
+  md_cell(out, c->in.thought_title, 80);
   fputc('\n', out);
   return 0;
 }
@@ -542,31 +543,31 @@ static int dot_node(const kope_mem_case *c, void *ctx)
   FILE *out = ctx;
 
   fprintf(out, "  c%lld [fillcolor=%s%s, label=\"#%lld ", (long long)c->id,
-          label_color(c->score.label), c->score.correct ? "" : ", style=\"filled,dashed\"",
+          label_color(c->in.score.label), c->in.score.correct ? "" : ", style=\"filled,dashed\"",
           (long long)c->id);
-  dot_escape(out, c->op, 60);
+  dot_escape(out, c->in.op, 60);
   fputc('@', out);
-  dot_escape(out, c->target ? c->target : "?", 40);
-  if (c->device[0]) {
+  dot_escape(out, c->in.target ? c->in.target : "?", 40);
+  if (c->in.device[0]) {
     fputs(" (", out);
-    dot_escape(out, c->device, 40);
+    dot_escape(out, c->in.device, 40);
     fputc(')', out);
   }
-  fprintf(out, " session %lld step %lld\\n", (long long)c->session_id, (long long)c->step);
-  dot_escape(out, c->layer ? c->layer : "-", 20);
+  fprintf(out, " session %lld step %lld\\n", (long long)c->in.session_id, (long long)c->in.step);
+  dot_escape(out, c->in.layer ? c->in.layer : "-", 20);
   fputs(" / ", out);
-  dot_escape(out, c->thought_id ? c->thought_id : "-", 60);
+  dot_escape(out, c->in.thought_id ? c->in.thought_id : "-", 60);
   fputs("\\n", out);
-  dot_escape(out, c->thought_title ? c->thought_title : "", 50);
-  fprintf(out, "\\n%s correct=%s speedup=", c->verdict, c->score.correct ? "yes" : "no");
-  if (isfinite(c->score.speedup))
-    fprintf(out, "%.4g", c->score.speedup);
+  dot_escape(out, c->in.thought_title ? c->in.thought_title : "", 50);
+  fprintf(out, "\\n%s correct=%s speedup=", c->in.verdict, c->in.score.correct ? "yes" : "no");
+  if (isfinite(c->in.score.speedup))
+    fprintf(out, "%.4g", c->in.score.speedup);
   else
     fputs("-", out);
-  fprintf(out, "\\nr=%.4f %s d=%.4f c=%.2f\"];\n", c->score.step_ratio,
-          kope_mem_label_name(c->score.label), c->score.d_score, c->score.confidence);
-  if (c->prev_case_id)
-    fprintf(out, "  c%lld -> c%lld;\n", (long long)c->prev_case_id, (long long)c->id);
+  fprintf(out, "\\nr=%.4f %s d=%.4f c=%.2f\"];\n", c->in.score.step_ratio,
+          kope_mem_label_name(c->in.score.label), c->in.score.d_score, c->in.score.confidence);
+  if (c->in.prev_case_id)
+    fprintf(out, "  c%lld -> c%lld;\n", (long long)c->in.prev_case_id, (long long)c->id);
   return 0;
 }
 

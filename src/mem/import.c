@@ -143,34 +143,34 @@ static int take_source(imp *m, json_t *o, const char *key, const char **text, ch
 }
 
 /* Field f of c from the JSON Case o (its group's sub-object for a
- * grouped field); a missing number keeps kope_mem_case_init's value. */
-static int import_field(imp *m, json_t *o, kope_mem_case *c, const mem_field *f, size_t i)
+ * grouped field); a missing number keeps kope_mem_case_in_init's value. */
+static int import_field(imp *m, json_t *o, kope_mem_case_in *c, const mem_field *f, size_t i)
 {
   json_t *p = f->group[0] ? json_object_get(o, f->group) : o, *v = json_object_get(p, f->key);
 
   switch (f->kind) {
   case MF_INT:
-    *MF_AT(c, f, int64_t) = jget_int(p, f->key);
+    *MF_IN_AT(c, f, int64_t) = jget_int(p, f->key);
     break;
   case MF_BOOL:
-    *MF_AT(c, f, int) = json_is_true(v) || (json_is_integer(v) && json_integer_value(v) != 0);
+    *MF_IN_AT(c, f, int) = json_is_true(v) || (json_is_integer(v) && json_integer_value(v) != 0);
     break;
   case MF_LABEL:
-    *MF_AT(c, f, int) = kope_mem_label_parse(jget_str(p, f->key));
+    *MF_IN_AT(c, f, int) = kope_mem_label_parse(jget_str(p, f->key));
     break;
   case MF_TEXT:
-    *MF_AT(c, f, mf_str) = jget_str(p, f->key);
+    *MF_IN_AT(c, f, mf_str) = jget_str(p, f->key);
     break;
   case MF_BUF:
-    snprintf(MF_AT(c, f, char), f->size, "%s", jget_str(p, f->key) ? jget_str(p, f->key) : "");
+    snprintf(MF_IN_AT(c, f, char), f->size, "%s", jget_str(p, f->key) ? jget_str(p, f->key) : "");
     break;
   case MF_REAL:
   case MF_NUM:
   case MF_TIME:
-    *MF_AT(c, f, double) = jget_num(p, f->key, *MF_AT(c, f, double));
+    *MF_IN_AT(c, f, double) = jget_num(p, f->key, *MF_IN_AT(c, f, double));
     break;
   case MF_SRC:
-    return take_source(m, p, f->key, MF_AT(c, f, mf_str), MF_HASH(c, f), i);
+    return take_source(m, p, f->key, MF_IN_AT(c, f, mf_str), MF_HASH(c, f), i);
   case MF_LINK:   /* case_links: through the uids */
     break;
   }
@@ -178,7 +178,7 @@ static int import_field(imp *m, json_t *o, kope_mem_case *c, const mem_field *f,
 }
 
 /* The stored fields (place CASE) of the JSON Case o. */
-static int case_fields(imp *m, json_t *o, kope_mem_case *c, size_t i)
+static int case_fields(imp *m, json_t *o, kope_mem_case_in *c, size_t i)
 {
   size_t k;
   int rc = KOPE_OK;
@@ -191,11 +191,11 @@ static int case_fields(imp *m, json_t *o, kope_mem_case *c, size_t i)
 
 /* Each LINK field from its uid (aux): a uid this store cannot resolve is
  * refused; a link to a Case given by id without a uid too. */
-static int link_field(imp *m, json_t *o, kope_mem_case *c, const mem_field *f, size_t i)
+static int link_field(imp *m, json_t *o, kope_mem_case_in *c, const mem_field *f, size_t i)
 {
   const char *u = jget_str(o, f->aux);
   int to_case = (f->flags & MF_TO_CASE) != 0;
-  int64_t *id = MF_AT(c, f, int64_t);
+  int64_t *id = MF_IN_AT(c, f, int64_t);
   char msg[128];
   int rc = resolve(m, to_case ? MEM_U_CASE : MEM_U_SESSION, u, id);
 
@@ -211,7 +211,7 @@ static int link_field(imp *m, json_t *o, kope_mem_case *c, const mem_field *f, s
   return rc;
 }
 
-static int case_links(imp *m, json_t *o, kope_mem_case *c, size_t i)
+static int case_links(imp *m, json_t *o, kope_mem_case_in *c, size_t i)
 {
   size_t k;
   int rc = KOPE_OK;
@@ -224,7 +224,7 @@ static int case_links(imp *m, json_t *o, kope_mem_case *c, size_t i)
 
 static int import_case(imp *m, json_t *o, size_t i)
 {
-  kope_mem_case c;
+  kope_mem_case_in c;
   mem_origin org;
   char db[128], msg[sizeof m->err->msg];
   const char *uid = jget_str(o, "uid");
@@ -239,7 +239,7 @@ static int import_case(imp *m, json_t *o, size_t i)
     m->st.cases_known++;
     return KOPE_OK;
   }
-  kope_mem_case_init(&c);
+  kope_mem_case_in_init(&c);
   if ((rc = origin_of(m, uid, db, sizeof db, &org)) != KOPE_OK ||
       (rc = case_fields(m, o, &c, i)) != KOPE_OK || (rc = case_links(m, o, &c, i)) != KOPE_OK)
     return rc;

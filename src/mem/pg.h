@@ -90,7 +90,7 @@ int pg_node_get(void *impl, int64_t id, mem_node *n, kope_err *err);
 int pg_node_put(void *impl, const mem_node *n, kope_err *err);
 int pg_ancestors(void *impl, int64_t id, mem_node **nodes, size_t *n, kope_err *err);
 int pg_node_put_full(void *impl, const mem_node *n, kope_err *err);
-int pg_case_put(void *impl, const kope_mem_case *c, const mem_node *score,
+int pg_case_put(void *impl, const kope_mem_case_in *c, const mem_node *score,
                 const char *err_sig, const mem_origin *o, int64_t *id, kope_err *err);
 int pg_case_get(void *impl, int64_t id, int flags, kope_mem_case *out, kope_err *err);
 int pg_case_brief(void *impl, int64_t id, kope_mem_case *out, kope_err *err);

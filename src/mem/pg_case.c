@@ -187,7 +187,7 @@ static int put_source(pg *s, const char *body, const char *given, char hash[65],
   return body ? pg_source_put(s, body, hash, NULL, err) : KOPE_OK;
 }
 
-static int put_scores(pg *s, int64_t id, const kope_mem_case *c, const mem_node *v,
+static int put_scores(pg *s, int64_t id, const kope_mem_case_in *c, const mem_node *v,
                       kope_err *err)
 {
   pg_par p = {0};
@@ -213,7 +213,7 @@ static int put_scores(pg *s, int64_t id, const kope_mem_case *c, const mem_node 
 
 /* Parameter from field f of c (a CASE column); hash: a SRC field's stored
  * hash (borrowed until the statement ran). */
-static void field_param(pg_par *p, const kope_mem_case *c, const mem_field *f,
+static void field_param(pg_par *p, const kope_mem_case_in *c, const mem_field *f,
                         const char *hash)
 {
   switch (f->kind) {
@@ -235,7 +235,7 @@ static void field_param(pg_par *p, const kope_mem_case *c, const mem_field *f,
 #define PG_MAX_SRC 8
 
 /* Store the sources and add every CASE column as a parameter. */
-static int case_params(pg *s, pg_par *p, const kope_mem_case *c, char h[PG_MAX_SRC][65],
+static int case_params(pg *s, pg_par *p, const kope_mem_case_in *c, char h[PG_MAX_SRC][65],
                        kope_err *err)
 {
   size_t k;
@@ -272,7 +272,7 @@ static char *insert_sql(void)
   return kope_buf_steal(&b);
 }
 
-int pg_case_put(void *impl, const kope_mem_case *c, const mem_node *score,
+int pg_case_put(void *impl, const kope_mem_case_in *c, const mem_node *score,
                 const char *err_sig, const mem_origin *o, int64_t *id, kope_err *err)
 {
   pg *s = impl;
@@ -344,7 +344,6 @@ static void read_case(pg *s, const PGresult *r, int row, kope_mem_case *c)
   int i = 0;
 
   kope_mem_case_init(c);
-  c->owned = 1;
   for (k = 0; k < mem_n_case_fields; k++)
     if (mem_case_fields[k].place != MF_P_ENGINE)
       read_field(r, row, i++, c, &mem_case_fields[k]);
@@ -403,15 +402,14 @@ int pg_case_brief(void *impl, int64_t id, kope_mem_case *out, kope_err *err)
   rc = pg_run(s, "SELECT label, rank, step_ratio, d_score, layer, target, hw FROM "
               "case_scores WHERE id = $1", &p, &r, "reading a Case", err);
   if (rc == KOPE_OK && PQntuples(r) == 1) {
-    out->owned = 1;
     out->id = id;
-    out->score.label = (int)pg_i64(r, 0, 0);
-    out->score.rank = pg_dbl(r, 0, 1, 0.0);
-    out->score.step_ratio = pg_dbl(r, 0, 2, 0.0);
-    out->score.d_score = pg_dbl(r, 0, 3, 0.0);
-    out->layer = pg_txt(r, 0, 4);
-    out->target = pg_txt(r, 0, 5);
-    out->hw = pg_txt(r, 0, 6);
+    out->in.score.label = (int)pg_i64(r, 0, 0);
+    out->in.score.rank = pg_dbl(r, 0, 1, 0.0);
+    out->in.score.step_ratio = pg_dbl(r, 0, 2, 0.0);
+    out->in.score.d_score = pg_dbl(r, 0, 3, 0.0);
+    out->in.layer = pg_txt(r, 0, 4);
+    out->in.target = pg_txt(r, 0, 5);
+    out->in.hw = pg_txt(r, 0, 6);
   } else if (rc == KOPE_OK) {
     rc = kope_err_set(err, KOPE_EINPUT, "no Case with id %lld in %s", (long long)id, s->path);
   }

@@ -109,18 +109,18 @@ static int str_differs(const char *want, const char *have)
 /* Text hits come from any operator, but must honour the hard filters. */
 static int passes_hard(const kope_mem_filter *f, const kope_mem_case *c)
 {
-  if (f->label && kope_mem_label_parse(f->label) != c->score.label)
+  if (f->label && kope_mem_label_parse(f->label) != c->in.score.label)
     return 0;
-  return !str_differs(f->layer, c->layer) && !str_differs(f->target, c->target) &&
-         !str_differs(f->hw, c->hw);
+  return !str_differs(f->layer, c->in.layer) && !str_differs(f->target, c->in.target) &&
+         !str_differs(f->hw, c->in.hw);
 }
 
 static int cmp_rank(const void *a, const void *b)
 {
   const pool_item *x = *(pool_item *const *)a, *y = *(pool_item *const *)b;
 
-  if (x->c.score.rank != y->c.score.rank)
-    return x->c.score.rank < y->c.score.rank ? 1 : -1;
+  if (x->c.in.score.rank != y->c.in.score.rank)
+    return x->c.in.score.rank < y->c.in.score.rank ? 1 : -1;
   return (x->id < y->id) - (x->id > y->id);   /* newer first */
 }
 
@@ -156,8 +156,8 @@ static int emit_cases(kope_db *db, pool *p, const kope_mem_filter *f, size_t k,
       rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
   for (i = 0; rc == KOPE_OK && i < p->n; i++) {
     pool_item *it = &p->v[i];
-    if (it->c.owned && (it->match & KOPE_MEM_BY_FILTER || passes_hard(f, &it->c)))
-      b[it->c.score.label][nb[it->c.score.label]++] = it;
+    if (it->c.id && (it->match & KOPE_MEM_BY_FILTER || passes_hard(f, &it->c)))
+      b[it->c.in.score.label][nb[it->c.in.score.label]++] = it;
   }
   for (l = 0; rc == KOPE_OK && l < KOPE_LABEL_COUNT; l++)
     qsort(b[l], nb[l], sizeof *b[l], cmp_rank);

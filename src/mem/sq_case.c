@@ -183,7 +183,7 @@ static int put_source(sq *s, const char *body, const char *given, char hash[65],
   return body ? sq_source_put(s, body, hash, NULL, err) : KOPE_OK;
 }
 
-static int put_scores(sq *s, int64_t id, const kope_mem_case *c, const mem_node *v,
+static int put_scores(sq *s, int64_t id, const kope_mem_case_in *c, const mem_node *v,
                       kope_err *err)
 {
   sqlite3_stmt *st = sq_stmt(s, SQ_SCORE_INS, err);
@@ -209,7 +209,7 @@ static int put_scores(sq *s, int64_t id, const kope_mem_case *c, const mem_node 
 
 /* Parameter i from field f of c (a CASE column); hash: a SRC field's
  * stored hash. */
-static void bind_field(sqlite3_stmt *st, int i, const kope_mem_case *c, const mem_field *f,
+static void bind_field(sqlite3_stmt *st, int i, const kope_mem_case_in *c, const mem_field *f,
                        const char *hash)
 {
   switch (f->kind) {
@@ -248,7 +248,7 @@ static void bind_field(sqlite3_stmt *st, int i, const kope_mem_case *c, const me
 }
 
 /* Store the sources and bind every CASE column (parameters 1..SQ_N_INS). */
-static int bind_case(sq *s, sqlite3_stmt *st, const kope_mem_case *c, kope_err *err)
+static int bind_case(sq *s, sqlite3_stmt *st, const kope_mem_case_in *c, kope_err *err)
 {
   size_t k;
   int i = 0, rc = KOPE_OK;
@@ -265,7 +265,7 @@ static int bind_case(sq *s, sqlite3_stmt *st, const kope_mem_case *c, kope_err *
   return rc;
 }
 
-int sq_case_put(void *impl, const kope_mem_case *c, const mem_node *score,
+int sq_case_put(void *impl, const kope_mem_case_in *c, const mem_node *score,
                 const char *err_sig, const mem_origin *o, int64_t *id, kope_err *err)
 {
   sq *s = impl;
@@ -351,7 +351,6 @@ void sq_read_case(sq *s, sqlite3_stmt *st, kope_mem_case *c)
   int i = 0;
 
   kope_mem_case_init(c);
-  c->owned = 1;
   for (k = 0; k < mem_n_case_fields; k++)
     if (mem_case_fields[k].place != MF_P_ENGINE)
       read_field(st, i++, c, &mem_case_fields[k]);
@@ -415,15 +414,14 @@ int sq_case_brief(void *impl, int64_t id, kope_mem_case *out, kope_err *err)
     return SQ_ERRCODE(err);
   sqlite3_bind_int64(st, 1, id);
   if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    out->owned = 1;
     out->id = id;
-    out->score.label = sqlite3_column_int(st, 0);
-    out->score.rank = sqlite3_column_double(st, 1);
-    out->score.step_ratio = sqlite3_column_double(st, 2);
-    out->score.d_score = sqlite3_column_double(st, 3);
-    out->layer = sq_col_text(st, 4);
-    out->target = sq_col_text(st, 5);
-    out->hw = sq_col_text(st, 6);
+    out->in.score.label = sqlite3_column_int(st, 0);
+    out->in.score.rank = sqlite3_column_double(st, 1);
+    out->in.score.step_ratio = sqlite3_column_double(st, 2);
+    out->in.score.d_score = sqlite3_column_double(st, 3);
+    out->in.layer = sq_col_text(st, 4);
+    out->in.target = sq_col_text(st, 5);
+    out->in.hw = sq_col_text(st, 6);
   }
   sqlite3_reset(st);
   if (rc == SQLITE_DONE)

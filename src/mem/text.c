@@ -200,19 +200,21 @@ char *kope_mem_case_summary(const kope_mem_case *c)
 
   kope_buf_init(&b, 4096);
   kope_buf_printf(&b, "#%lld %s@%s step %lld [%s r=%.2f d=%.2f c=%.2f]", (long long)c->id,
-                  c->op ? c->op : "?", c->target ? c->target : "?", (long long)c->step,
-                  kope_mem_label_name(c->score.label), c->score.step_ratio, c->score.d_score,
-                  c->score.confidence);
-  if (c->thought_id)
-    kope_buf_printf(&b, " %s", c->thought_id);
-  if (c->thought_title) {
+                  c->in.op ? c->in.op : "?", c->in.target ? c->in.target : "?",
+                  (long long)c->in.step,
+                  kope_mem_label_name(c->in.score.label), c->in.score.step_ratio,
+                  c->in.score.d_score,
+                  c->in.score.confidence);
+  if (c->in.thought_id)
+    kope_buf_printf(&b, " %s", c->in.thought_id);
+  if (c->in.thought_title) {
     kope_buf_puts(&b, " \"");
-    put_clipped(&b, c->thought_title, 80);
+    put_clipped(&b, c->in.thought_title, 80);
     kope_buf_puts(&b, "\"");
   }
-  kope_buf_printf(&b, ": %s", c->verdict ? c->verdict : "?");
-  if (isfinite(c->score.speedup))
-    kope_buf_printf(&b, ", %.3gx vs ref", c->score.speedup);
+  kope_buf_printf(&b, ": %s", c->in.verdict ? c->in.verdict : "?");
+  if (isfinite(c->in.score.speedup))
+    kope_buf_printf(&b, ", %.3gx vs ref", c->in.score.speedup);
   if (c->err_sig) {
     kope_buf_puts(&b, " (");
     put_clipped(&b, c->err_sig, 100);

@@ -354,29 +354,32 @@ static void show_text(const kope_mem_case *c, int code)
   printf("%s\n", s);
   free(s);
   printf("  uid %s, session %lld, prev %lld, hw %s, scene %s\n", c->uid,
-         (long long)c->session_id, (long long)c->prev_case_id, c->hw ? c->hw : "-",
-         c->scene ? c->scene : "-");
-  printf("  target %s, device %s\n", c->target ? c->target : "-",
-         c->device[0] ? c->device : "-");
-  printf("  thought: layer %s, id %s, title %s\n", c->layer ? c->layer : "-",
-         c->thought_id ? c->thought_id : "-", c->thought_title ? c->thought_title : "-");
-  if (c->rationale)
-    printf("  rationale: %s\n", c->rationale);
+         (long long)c->in.session_id, (long long)c->in.prev_case_id, c->in.hw ? c->in.hw : "-",
+         c->in.scene ? c->in.scene : "-");
+  printf("  target %s, device %s\n", c->in.target ? c->in.target : "-",
+         c->in.device[0] ? c->in.device : "-");
+  printf("  thought: layer %s, id %s, title %s\n", c->in.layer ? c->in.layer : "-",
+         c->in.thought_id ? c->in.thought_id : "-",
+         c->in.thought_title ? c->in.thought_title : "-");
+  if (c->in.rationale)
+    printf("  rationale: %s\n", c->in.rationale);
   printf("  verdict %s, correct %s, speedup %.4g vs ref, %.4g vs vendor, confidence %.2f\n",
-         c->verdict, c->score.correct ? "yes" : "no", c->score.speedup, c->score.speedup_vendor,
-         c->score.confidence);
+         c->in.verdict, c->in.score.correct ? "yes" : "no", c->in.score.speedup,
+         c->in.score.speedup_vendor,
+         c->in.score.confidence);
   printf("  step ratio %.4f, label %s, d %.4f, rank %.4f, successors %lld\n",
-         c->score.step_ratio, kope_mem_label_name(c->score.label), c->score.d_score,
-         c->score.rank, (long long)c->n_succ);
+         c->in.score.step_ratio, kope_mem_label_name(c->in.score.label), c->in.score.d_score,
+         c->in.score.rank, (long long)c->n_succ);
   printf("  tokens %lld in / %lld out, eval %.3g s, harness %s, kernel %s\n",
-         (long long)c->tokens_in, (long long)c->tokens_out, c->eval_seconds,
-         c->harness ? c->harness : "-", c->code_after_hash[0] ? c->code_after_hash : "-");
+         (long long)c->in.tokens_in, (long long)c->in.tokens_out, c->in.eval_seconds,
+         c->in.harness ? c->in.harness : "-",
+         c->in.code_after_hash[0] ? c->in.code_after_hash : "-");
   if (c->origin)
     printf("  %s\n", c->origin);
-  if (c->feedback)
-    printf("  feedback:\n%s\n", c->feedback);
+  if (c->in.feedback)
+    printf("  feedback:\n%s\n", c->in.feedback);
   if (code)
-    printf("  code after:\n%s\n", c->code_after ? c->code_after : "(not stored)");
+    printf("  code after:\n%s\n", c->in.code_after ? c->in.code_after : "(not stored)");
 }
 
 static int show_rest(kope_db *db, int64_t id, json_t *doc, kope_err *err)

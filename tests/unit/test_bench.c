@@ -322,12 +322,12 @@ static void add_case(const char *path, const char *op)
 {
   kope_err err;
   kope_db *db;
-  kope_mem_case c;
+  kope_mem_case_in c;
   int64_t id;
 
   kope_err_clear(&err);
   assert_non_null(db = kope_db_open(path, 0, &err));
-  kope_mem_case_init(&c);
+  kope_mem_case_in_init(&c);
   c.op = op;
   c.target = "cpu";
   c.verdict = "correct";

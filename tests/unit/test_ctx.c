@@ -33,11 +33,11 @@ typedef struct fx {
 static int64_t add_case(fx *f, int64_t prev, const char *op, const char *cat, const char *layer,
                         const char *thought, int correct, double speedup)
 {
-  kope_mem_case c;
+  kope_mem_case_in c;
   kope_err err = {0};
   int64_t id = 0;
 
-  kope_mem_case_init(&c);
+  kope_mem_case_in_init(&c);
   c.prev_case_id = prev;
   c.op = op;
   c.category = cat;

@@ -46,8 +46,8 @@ static void insert_many(kope_db *db, int64_t *ids, int n)
   s.target = "cpu";
   assert_int_equal(kope_mem_session_begin(db, &s, &session, &err), KOPE_OK);
   for (i = 0; i < n; i++) {
-    kope_mem_case c;
-    kope_mem_case_init(&c);
+    kope_mem_case_in c;
+    kope_mem_case_in_init(&c);
     snprintf(code, sizeof code, "void k(float *y) { y[0] = %d.0f; }\n", i);
     snprintf(journal, sizeof journal, "## step %d\nTried unroll=%d; it %s.\n", i, i % 8,
              i % 3 ? "helped" : "did not compile");

@@ -40,13 +40,13 @@ static int64_t store_size(kope_db *db)
 
 static int insert_one(kope_db *db, int64_t session, int64_t prev, unsigned r, int64_t *id)
 {
-  kope_mem_case c;
+  kope_mem_case_in c;
   kope_err err = {0};
   char code[96], journal[96];
   static const char *const verdicts[] = {"correct", "correct", "correct", "compile_error",
                                          "incorrect"};
 
-  kope_mem_case_init(&c);
+  kope_mem_case_in_init(&c);
   snprintf(code, sizeof code, "void k(void) { /* %u */ }", r);
   snprintf(journal, sizeof journal, "## attempt %u\nwe tried tiling %u", r, r % 7);
   c.session_id = session;

@@ -87,10 +87,10 @@ static void fill(fx *x, int k)
     }
   }
   /* what validation and the scoring demand of these two Cases */
-  c->verdict = k == 0 ? "correct" : "compile_error";
-  c->score.correct = k == 0;
+  c->in.verdict = k == 0 ? "correct" : "compile_error";
+  c->in.score.correct = k == 0;
   if (k == 1)
-    c->feedback = "k.c:3:5: error: expected ';' before 'return'";
+    c->in.feedback = "k.c:3:5: error: expected ';' before 'return'";
 }
 
 static int setup(void **state)
@@ -115,10 +115,10 @@ static int setup(void **state)
   assert_int_equal(kope_mem_session_begin(x->a, &s, &x->session, &err), KOPE_OK);
   fill(x, 0);
   fill(x, 1);
-  assert_int_equal(kope_mem_case_insert(x->a, &x->in[0], &x->root, &err), KOPE_OK);
-  x->in[1].prev_case_id = x->root;
-  x->in[1].session_id = x->session;
-  assert_int_equal(kope_mem_case_insert(x->a, &x->in[1], &x->child, &err), KOPE_OK);
+  assert_int_equal(kope_mem_case_insert(x->a, &x->in[0].in, &x->root, &err), KOPE_OK);
+  x->in[1].in.prev_case_id = x->root;
+  x->in[1].in.session_id = x->session;
+  assert_int_equal(kope_mem_case_insert(x->a, &x->in[1].in, &x->child, &err), KOPE_OK);
   *state = x;
   return 0;
 }
@@ -165,6 +165,24 @@ static int same(const kope_mem_case *a, const kope_mem_case *b, const mem_field 
 }
 
 /* Every stored field reads back as inserted; the others are filled. */
+/* The one ownership rule needs every field given on insert (place CASE)
+ * inside kope_mem_case_in, and every field the library fills on read
+ * (DERIVED, ENGINE, and n_succ) outside it. */
+static void test_input_part(void **state)
+{
+  size_t i;
+
+  (void)state;
+  for (i = 0; i < mem_n_case_fields; i++) {
+    const mem_field *f = &mem_case_fields[i];
+    int inside = f->off + f->size <= sizeof(kope_mem_case_in);
+    if (f->place == MF_P_CASE && !inside)
+      fail_msg("field %s is given on insert but lies outside kope_mem_case_in", f->name);
+    if ((f->place == MF_P_DERIVED || f->place == MF_P_ENGINE) && inside)
+      fail_msg("field %s is filled on read but lies in kope_mem_case_in", f->name);
+  }
+}
+
 static void test_insert_read(void **state)
 {
   fx *x = *state;
@@ -192,7 +210,7 @@ static void test_insert_read(void **state)
     assert_null(c.origin);
     if (k == 1) {
       assert_non_null(c.err_sig);   /* a failed Case with an error */
-      assert_int_equal(c.score.label, KOPE_LABEL_NEGATIVE);
+      assert_int_equal(c.in.score.label, KOPE_LABEL_NEGATIVE);
     } else {
       assert_null(c.err_sig);
       assert_int_equal(c.n_succ, 1);
@@ -281,12 +299,12 @@ static void test_export(void **state)
                                        0, &c, &err), KOPE_OK);
     for (i = 0; i < mem_n_case_fields; i++)
       check_json_field(o, &c, &mem_case_fields[i]);
-    assert_true(json_is_string(json_object_get(o, "session_uid")) == (c.session_id != 0));
-    assert_true(json_is_string(json_object_get(o, "prev_uid")) == (c.prev_case_id != 0));
-    assert_non_null(json_object_get(json_object_get(doc, "sources"), c.code_after_hash));
+    assert_true(json_is_string(json_object_get(o, "session_uid")) == (c.in.session_id != 0));
+    assert_true(json_is_string(json_object_get(o, "prev_uid")) == (c.in.prev_case_id != 0));
+    assert_non_null(json_object_get(json_object_get(doc, "sources"), c.in.code_after_hash));
     links = json_deep_copy(o);
-    json_object_del(links, field("prev_case_id")->aux);
-    json_object_del(links, field("session_id")->aux);
+    json_object_del(links, field("in.prev_case_id")->aux);
+    json_object_del(links, field("in.session_id")->aux);
     mine = kope_mem_case_json(&c, 0);
     assert_true(json_equal(links, mine));
     json_decref(links);
@@ -332,8 +350,8 @@ static void test_import(void **state)
         fail_msg("Case %d: field %s differs after import", k, f->name);
     }
     assert_non_null(b.origin);
-    assert_true((a.prev_case_id != 0) == (b.prev_case_id != 0));
-    assert_true((a.session_id != 0) == (b.session_id != 0));
+    assert_true((a.in.prev_case_id != 0) == (b.in.prev_case_id != 0));
+    assert_true((a.in.session_id != 0) == (b.in.session_id != 0));
     if (k == 1) {
       assert_int_equal(kope_mem_lineage(x->b, b.id, &lin, &n, &err), KOPE_OK);
       assert_int_equal(n, 2);
@@ -404,6 +422,7 @@ static void test_copy(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_input_part),
     cmocka_unit_test_setup_teardown(test_insert_read, setup, teardown),
     cmocka_unit_test_setup_teardown(test_export, setup, teardown),
     cmocka_unit_test_setup_teardown(test_import, setup, teardown),

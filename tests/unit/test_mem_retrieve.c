@@ -65,12 +65,12 @@ typedef struct spec {
 
 static int64_t add(fx *f, spec s)
 {
-  kope_mem_case c;
+  kope_mem_case_in c;
   kope_err err = {0};
   int64_t id = 0;
   char code[128];
 
-  kope_mem_case_init(&c);
+  kope_mem_case_in_init(&c);
   snprintf(code, sizeof code, "void %s(void) { /* %s */ }", s.op, s.thought);
   c.session_id = f->session;
   c.prev_case_id = s.prev;
@@ -304,11 +304,11 @@ static json_t *facts(const char *path)
 
 static void add_plain(kope_db *db)
 {
-  kope_mem_case c;
+  kope_mem_case_in c;
   kope_err err = {0};
   int64_t id;
 
-  kope_mem_case_init(&c);
+  kope_mem_case_in_init(&c);
   c.op = "unrelated";
   c.verdict = "correct";
   c.score.correct = 1;
@@ -352,8 +352,8 @@ static void test_round_trip(void **state)
   assert_int_equal(kope_mem_case_get(b, 3, KOPE_MEM_WITH_CODE, &c, &err), KOPE_OK);
   assert_non_null(c.origin);                 /* provenance */
   assert_non_null(strstr(c.uid, kope_db_uuid(f->db)));
-  assert_int_equal(c.prev_case_id, 2);       /* remapped: it was 1 in a */
-  assert_non_null(c.code_after);
+  assert_int_equal(c.in.prev_case_id, 2);       /* remapped: it was 1 in a */
+  assert_non_null(c.in.code_after);
   kope_mem_case_release(&c);
   p2 = export_to(f, b, "b.json", KOPE_MEM_FMT_JSON);
   fa = facts(p1);

@@ -58,11 +58,11 @@ static int teardown(void **state)
 static int64_t add(kope_db *db, int64_t prev, const char *op, const char *verdict,
                    double speedup, double conf, const char *thought)
 {
-  kope_mem_case c;
+  kope_mem_case_in c;
   kope_err err = {0};
   int64_t id = 0;
 
-  kope_mem_case_init(&c);
+  kope_mem_case_in_init(&c);
   c.prev_case_id = prev;
   c.op = op;
   c.target = "cpu";
@@ -93,11 +93,11 @@ static void expect_score(kope_db *db, int64_t id, double r, int label, double d)
 {
   kope_mem_case c = get(db, id);
 
-  assert_true(fabs(c.score.step_ratio - r) < 1e-12);
-  assert_int_equal(c.score.label, label);
-  if (fabs(c.score.d_score - d) > 1e-12)
-    fail_msg("case %lld: d = %.15g, expected %.15g", (long long)id, c.score.d_score, d);
-  assert_true(fabs(c.score.rank - d * c.score.confidence) < 1e-12);
+  assert_true(fabs(c.in.score.step_ratio - r) < 1e-12);
+  assert_int_equal(c.in.score.label, label);
+  if (fabs(c.in.score.d_score - d) > 1e-12)
+    fail_msg("case %lld: d = %.15g, expected %.15g", (long long)id, c.in.score.d_score, d);
+  assert_true(fabs(c.in.score.rank - d * c.in.score.confidence) < 1e-12);
   kope_mem_case_release(&c);
 }
 
@@ -160,7 +160,8 @@ static void test_lineage_and_errors(void **state)
 {
   fx *f = *state;
   kope_err err = {0};
-  kope_mem_case c, bad;
+  kope_mem_case c;
+  kope_mem_case_in bad;
   int64_t a = add(f->db, 0, "gelu", "correct", 1.0, 1.0, "baseline");
   int64_t b = add(f->db, a, "gelu", "correct", 1.1, 1.0, "x");
   int64_t d = add(f->db, b, "gelu", "correct", 1.2, 1.0, "y");
@@ -177,7 +178,7 @@ static void test_lineage_and_errors(void **state)
   free(ids);
   assert_int_equal(kope_mem_case_get(f->db, 999, 0, &c, &err), KOPE_EINPUT);
   assert_non_null(strstr(err.msg, "999"));
-  kope_mem_case_init(&bad);
+  kope_mem_case_in_init(&bad);
   bad.op = "gelu";
   bad.verdict = "great";
   assert_int_equal(kope_mem_case_insert(f->db, &bad, &newid, &err), KOPE_EINPUT);
@@ -191,7 +192,7 @@ static void test_lineage_and_errors(void **state)
   c = get(f->db, d);
   assert_non_null(c.uid);
   assert_non_null(strstr(c.uid, kope_db_uuid(f->db)));
-  assert_int_equal(strlen(c.code_after_hash), 64);
+  assert_int_equal(strlen(c.in.code_after_hash), 64);
   kope_mem_case_release(&c);
 }
 
@@ -321,12 +322,12 @@ static void test_damaged_lineage(void **state)
            (long long)d, (long long)b);
   raw_exec(f->path, sql);
   kope_mem_case_init(&c);
-  c.prev_case_id = d;
-  c.op = "op";
-  c.verdict = "correct";
-  c.score.correct = 1;
-  c.score.speedup = 2.0;
-  assert_int_equal(kope_mem_case_insert(f->db, &c, &id, &err), KOPE_EINPUT);
+  c.in.prev_case_id = d;
+  c.in.op = "op";
+  c.in.verdict = "correct";
+  c.in.score.correct = 1;
+  c.in.score.speedup = 2.0;
+  assert_int_equal(kope_mem_case_insert(f->db, &c.in, &id, &err), KOPE_EINPUT);
   assert_non_null(strstr(err.msg, "damaged"));
   assert_int_equal(id, 0);
 }
@@ -423,27 +424,27 @@ static void test_migrate_from_v3(void **state)
   assert_int_equal(kope_db_schema_version(db), 4);
   for (i = 1; i <= 3; i++) {
     c = get(db, i);
-    assert_string_equal(c.op, "relu");
-    assert_string_equal(c.device, "");   /* NULL: recorded before v4 */
+    assert_string_equal(c.in.op, "relu");
+    assert_string_equal(c.in.device, "");   /* NULL: recorded before v4 */
     kope_mem_case_release(&c);
   }
   c = get(db, 2);
-  assert_string_equal(c.target, "opencl");
-  assert_string_equal(c.hw, "fp-a");
+  assert_string_equal(c.in.target, "opencl");
+  assert_string_equal(c.in.hw, "fp-a");
   kope_mem_case_release(&c);
   expect_score(db, 2, 1.5, KOPE_LABEL_EFFECTIVE, 0.5 * 1.5 + 0.35 * 0.0);
   kope_mem_case_init(&c);
-  c.prev_case_id = 2;
-  c.op = "relu";
-  c.target = "cuda";
-  snprintf(c.device, sizeof c.device, "NVIDIA H200 (sm_90)");
-  c.verdict = "correct";
-  c.score.correct = 1;
-  c.score.speedup = 2.0;
-  assert_int_equal(kope_mem_case_insert(db, &c, &id, &err), KOPE_OK);
+  c.in.prev_case_id = 2;
+  c.in.op = "relu";
+  c.in.target = "cuda";
+  snprintf(c.in.device, sizeof c.in.device, "NVIDIA H200 (sm_90)");
+  c.in.verdict = "correct";
+  c.in.score.correct = 1;
+  c.in.score.speedup = 2.0;
+  assert_int_equal(kope_mem_case_insert(db, &c.in, &id, &err), KOPE_OK);
   assert_int_equal(id, 4);
   c = get(db, id);
-  assert_string_equal(c.device, "NVIDIA H200 (sm_90)");
+  assert_string_equal(c.in.device, "NVIDIA H200 (sm_90)");
   kope_mem_case_release(&c);
   check_ok(db);
   kope_db_close(db);
@@ -481,24 +482,24 @@ static void test_device_roundtrip(void **state)
   char *text;
 
   kope_mem_case_init(&c);
-  c.op = "relu";
-  c.target = "opencl";
-  snprintf(c.device, sizeof c.device, "%s", dev);
-  c.verdict = "correct";
-  c.score.correct = 1;
-  c.score.speedup = 1.0;
-  assert_int_equal(kope_mem_case_insert(f->db, &c, &a, &err), KOPE_OK);
+  c.in.op = "relu";
+  c.in.target = "opencl";
+  snprintf(c.in.device, sizeof c.in.device, "%s", dev);
+  c.in.verdict = "correct";
+  c.in.score.correct = 1;
+  c.in.score.speedup = 1.0;
+  assert_int_equal(kope_mem_case_insert(f->db, &c.in, &a, &err), KOPE_OK);
   kope_mem_case_init(&c);
-  c.op = "relu";
-  c.target = "cpu";
-  c.prev_case_id = a;
-  c.verdict = "compile_error";
-  assert_int_equal(kope_mem_case_insert(f->db, &c, &b, &err), KOPE_OK);
+  c.in.op = "relu";
+  c.in.target = "cpu";
+  c.in.prev_case_id = a;
+  c.in.verdict = "compile_error";
+  assert_int_equal(kope_mem_case_insert(f->db, &c.in, &b, &err), KOPE_OK);
   c = get(f->db, a);
-  assert_string_equal(c.device, dev);
+  assert_string_equal(c.in.device, dev);
   kope_mem_case_release(&c);
   c = get(f->db, b);
-  assert_string_equal(c.device, "");
+  assert_string_equal(c.in.device, "");
   kope_mem_case_release(&c);
 
   text = export_text(f->db, json, KOPE_MEM_FMT_JSON);
@@ -519,11 +520,11 @@ static void test_device_roundtrip(void **state)
   assert_int_equal(st.cases_new, 2);
   for (n = 0, i = 1; i <= 2; i++) {
     c = get(db2, i);
-    if (!strcmp(c.target, "opencl")) {
-      assert_string_equal(c.device, dev);
+    if (!strcmp(c.in.target, "opencl")) {
+      assert_string_equal(c.in.device, dev);
       n++;
     } else {
-      assert_string_equal(c.device, "");
+      assert_string_equal(c.in.device, "");
     }
     kope_mem_case_release(&c);
   }
@@ -641,14 +642,14 @@ static void test_gc_keeps_graph(void **state)
   for (i = 0; i < 12; i++) {
     kope_mem_case_init(&c);
     snprintf(code, sizeof code, "void k(void) { /* %d */ }", i);
-    c.op = "relu";
-    c.verdict = "correct";
-    c.score.correct = 1;
-    c.score.speedup = i == 4 ? 50.0 : 1.0 + 0.1 * i;   /* case 4 is the best ever */
-    c.prev_case_id = prev;
-    c.code_after = code;
-    c.journal = "## a step\nwe tried something";
-    assert_int_equal(kope_mem_case_insert(f->db, &c, &ids[i], &err), KOPE_OK);
+    c.in.op = "relu";
+    c.in.verdict = "correct";
+    c.in.score.correct = 1;
+    c.in.score.speedup = i == 4 ? 50.0 : 1.0 + 0.1 * i;   /* case 4 is the best ever */
+    c.in.prev_case_id = prev;
+    c.in.code_after = code;
+    c.in.journal = "## a step\nwe tried something";
+    assert_int_equal(kope_mem_case_insert(f->db, &c.in, &ids[i], &err), KOPE_OK);
     prev = ids[i];
   }
   assert_int_equal(kope_mem_gc(f->db, &o, &st, &err), KOPE_OK);
@@ -658,14 +659,14 @@ static void test_gc_keeps_graph(void **state)
   assert_int_equal(nj, 2);
   kope_mem_journals_free(j, nj);
   assert_int_equal(kope_mem_case_get(f->db, ids[0], KOPE_MEM_WITH_CODE, &old, &err), KOPE_OK);
-  assert_null(old.code_after);                  /* text gone, hash and Case kept */
-  assert_int_equal(strlen(old.code_after_hash), 64);
+  assert_null(old.in.code_after);                  /* text gone, hash and Case kept */
+  assert_int_equal(strlen(old.in.code_after_hash), 64);
   kope_mem_case_release(&old);
   assert_int_equal(kope_mem_case_get(f->db, ids[4], KOPE_MEM_WITH_CODE, &old, &err), KOPE_OK);
-  assert_non_null(old.code_after);              /* the best kernel survives */
+  assert_non_null(old.in.code_after);              /* the best kernel survives */
   kope_mem_case_release(&old);
   assert_int_equal(kope_mem_case_get(f->db, ids[11], KOPE_MEM_WITH_CODE, &old, &err), KOPE_OK);
-  assert_non_null(old.code_after);
+  assert_non_null(old.in.code_after);
   kope_mem_case_release(&old);
   check_ok(f->db);
   o.dry_run = 1;

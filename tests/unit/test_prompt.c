@@ -360,7 +360,7 @@ static void test_spec(void **state)
 static void test_legend(void **state)
 {
   fx *f = *state;
-  kope_mem_case c;
+  kope_mem_case_in c;
   kope_err err = {0};
   int64_t id = 0;
   char *sys, *user;
@@ -369,7 +369,7 @@ static void test_legend(void **state)
   assert_null(strstr(user, "Each experience line reads"));   /* no Cases yet */
   free(sys);
   free(user);
-  kope_mem_case_init(&c);
+  kope_mem_case_in_init(&c);
   c.op = "softmax";
   c.category = "normalization";
   c.target = "cpu";
