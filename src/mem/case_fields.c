@@ -1,8 +1,9 @@
 /*
  * The table of a Case's fields (case_fields.h) as an array, and what is
  * generated from it without an engine: the one Case-to-JSON writer (the
- * objects of `kope memory export` and of the CLI's --json) and the
- * release of a Case's strings.
+ * objects of `kope memory export` and of the CLI's --json), the release
+ * of a Case's strings, and the loading of its sources through an
+ * engine's source_get (shared by the SQLite and PostgreSQL engines).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -116,4 +117,24 @@ void mem_case_release_strings(kope_mem_case *c)
       *MF_AT(c, f, mf_str) = NULL;
     }
   }
+}
+
+/* ---- sources ------------------------------------------------------------ */
+
+int mem_case_load_code(kope_mem_case *c,
+                       int (*get)(void *impl, const char *hash, char **body, kope_err *err),
+                       void *impl, kope_err *err)
+{
+  size_t k;
+  int rc = KOPE_OK;
+
+  for (k = 0; rc == KOPE_OK && k < mem_n_case_fields; k++) {
+    const mem_field *f = &mem_case_fields[k];
+    char *body = NULL;
+    if (f->kind != MF_SRC || !MF_HASH(c, f)[0])
+      continue;
+    rc = get(impl, MF_HASH(c, f), &body, err);
+    *MF_AT(c, f, mf_str) = body;
+  }
+  return rc;
 }

@@ -158,4 +158,10 @@ enum mem_json_private_flags { MEM_JSON_LINKS = 0x100 };
  * New reference; NULL when out of memory. */
 json_t *mem_case_json(const kope_mem_case *c, int flags, mem_link_fn link, void *ctx);
 
+/* The texts of c's SRC fields, from their hashes, through get (an
+ * engine's source_get on impl); a text no longer stored stays NULL. */
+int mem_case_load_code(kope_mem_case *c,
+                       int (*get)(void *impl, const char *hash, char **body, kope_err *err),
+                       void *impl, kope_err *err);
+
 #endif

@@ -28,7 +28,8 @@ typedef struct uid_map {
   size_t n, cap;
 } uid_map;
 
-static int map_put(uid_map *m, int64_t id, const char *uid)
+/* The first position whose id is not below id (binary search). */
+static size_t map_lower(const uid_map *m, int64_t id)
 {
   size_t lo = 0, hi = m->n;
 
@@ -39,6 +40,13 @@ static int map_put(uid_map *m, int64_t id, const char *uid)
     else
       hi = mid;
   }
+  return lo;
+}
+
+static int map_put(uid_map *m, int64_t id, const char *uid)
+{
+  size_t lo = map_lower(m, id);
+
   if (lo < m->n && m->ids[lo] == id)
     return 0;
   if (m->n == m->cap) {
@@ -62,15 +70,8 @@ static int map_put(uid_map *m, int64_t id, const char *uid)
 
 static const char *map_get(const uid_map *m, int64_t id)
 {
-  size_t lo = 0, hi = m->n;
+  size_t lo = map_lower(m, id);
 
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (m->ids[mid] < id)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
   return lo < m->n && m->ids[lo] == id ? m->uids[lo] : NULL;
 }
 

@@ -356,18 +356,7 @@ static void read_case(pg *s, const PGresult *r, int row, kope_mem_case *c)
 /* The texts of the SRC fields, from their hashes. */
 static int load_code(pg *s, kope_mem_case *c, kope_err *err)
 {
-  size_t k;
-  int rc = KOPE_OK;
-
-  for (k = 0; rc == KOPE_OK && k < mem_n_case_fields; k++) {
-    const mem_field *f = &mem_case_fields[k];
-    char *body = NULL;
-    if (f->kind != MF_SRC || !MF_HASH(c, f)[0])
-      continue;
-    rc = pg_source_get(s, MF_HASH(c, f), &body, err);
-    *MF_AT(c, f, mf_str) = body;
-  }
-  return rc;
+  return mem_case_load_code(c, pg_source_get, s, err);
 }
 
 int pg_case_get(void *impl, int64_t id, int flags, kope_mem_case *out, kope_err *err)
