@@ -82,7 +82,12 @@ int kope_buf_vprintf(kope_buf *b, const char *fmt, va_list ap);
 /* Hand the data to the caller (who frees it) and reset the buffer. */
 char *kope_buf_steal(kope_buf *b);
 
-/* Files. Returned strings are owned by the caller (free()). */
+/* Files. Returned strings are owned by the caller (free()). Out of memory:
+ * kope_file_read returns NULL and the functions with a status return
+ * KOPE_ENOMEM (err set), also when given a NULL path (a path that could
+ * not be allocated); the string helpers return NULL, and kope_path_join
+ * returns NULL for a NULL part, so a failed allocation is never silently
+ * an empty or "(null)" string. */
 char *kope_file_read(const char *path, size_t *len, kope_err *err);
 /* Write via a temporary file and rename, so readers never see half. */
 int kope_file_write_atomic(const char *path, const void *data, size_t len,

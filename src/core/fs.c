@@ -35,11 +35,16 @@ char *kope_sprintf(const char *fmt, ...)
 {
   kope_buf b;
   va_list ap;
+  int rc;
 
   kope_buf_init(&b, 0);
   va_start(ap, fmt);
-  kope_buf_vprintf(&b, fmt, ap);
+  rc = kope_buf_vprintf(&b, fmt, ap);
   va_end(ap);
+  if (rc != 0 && !b.truncated) {   /* out of memory, not the 64 MiB cap */
+    kope_buf_release(&b);
+    return NULL;
+  }
   return kope_buf_steal(&b);
 }
 
@@ -59,8 +64,11 @@ void kope_format_bytes(long n, char *buf, size_t size)
 
 char *kope_path_join(const char *a, const char *b)
 {
-  size_t la = strlen(a);
+  size_t la;
 
+  if (!a || !b)
+    return NULL;   /* a part that could not be allocated */
+  la = strlen(a);
   if (b[0] == '/' || la == 0)
     return kope_strdup(b);
   return kope_sprintf("%s%s%s", a, a[la - 1] == '/' ? "" : "/", b);
@@ -71,16 +79,26 @@ char *kope_file_read(const char *path, size_t *len, kope_err *err)
   kope_buf b;
   char chunk[65536];
   size_t n;
-  FILE *f = fopen(path, "rb");
+  int nomem = 0;
+  FILE *f;
 
-  if (!f) {
+  if (!path) {
+    kope_err_nomem(err, "file path");
+    return NULL;
+  }
+  if (!(f = fopen(path, "rb"))) {
     kope_err_set(err, KOPE_EINPUT, "%s: cannot read: %s", path, strerror(errno));
     return NULL;
   }
   kope_buf_init(&b, (size_t)256 << 20);
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-    kope_buf_append(&b, chunk, n);
+  while (!nomem && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    nomem = kope_buf_append(&b, chunk, n) != 0 && !b.truncated;
   fclose(f);
+  if (nomem) {
+    kope_buf_release(&b);
+    kope_err_nomem(err, path);
+    return NULL;
+  }
   if (len)
     *len = b.len;
   return kope_buf_steal(&b);
@@ -89,10 +107,12 @@ char *kope_file_read(const char *path, size_t *len, kope_err *err)
 int kope_file_write_atomic(const char *path, const void *data, size_t len,
                            kope_err *err)
 {
-  char *tmp = kope_sprintf("%s.tmp.%ld", path, (long)getpid());
+  char *tmp = path ? kope_sprintf("%s.tmp.%ld", path, (long)getpid()) : NULL;
   int fd, rc = KOPE_OK;
   const char *p = data;
 
+  if (!tmp)
+    return kope_err_nomem(err, "file path");
   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {
     rc = kope_err_set(err, KOPE_EENV, "%s: cannot write: %s", path, strerror(errno));
@@ -127,6 +147,8 @@ int kope_mkdirs(const char *path, kope_err *err)
   int rc = KOPE_OK;
   char *s;
 
+  if (!p)
+    return kope_err_nomem(err, "directory path");
   for (s = p + 1; ; s++) {
     if (*s == '/' || *s == '\0') {
       char c = *s;
