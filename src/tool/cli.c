@@ -1,6 +1,7 @@
 /*
  * Shared CLI helpers (see cli.h): JSON output, the progress line, errors,
- * and checked numbers in options (a bad number is a usage error, exit 2,
+ * the stop flag and option loop of optimize and bench, and checked
+ * numbers in options (a bad number is a usage error, exit 2,
  * naming the option, the value and what was expected).
  */
 #include <errno.h>
@@ -13,6 +14,16 @@
 #include "cli.h"
 
 static int progress_shown;
+static volatile sig_atomic_t stop_requested;
+
+static void on_sigint(int sig)
+{
+  (void)sig;
+  if (stop_requested)
+    _exit(130);
+  stop_requested = 1;
+}
+
 
 void kope_cli_print_json(json_t *j)
 {
@@ -49,6 +60,15 @@ int kope_cli_fail(const char *cmd, const kope_err *err)
   kope_cli_progress_done();
   fprintf(stderr, "kope %s: %s\n", cmd, err->msg[0] ? err->msg : "failed");
   return err->code ? err->code : 1;
+}
+
+int kope_cli_nomem(const char *cmd, const char *what)
+{
+  kope_err e;
+
+  kope_err_clear(&e);
+  kope_err_nomem(&e, what);
+  return kope_cli_fail(cmd, &e);
 }
 
 /* ---- numbers in options ---- */
@@ -170,4 +190,37 @@ int kope_cli_shared_opt(const kope_cli_shared *s, const char *cmd, int ch, const
   case KOPE_CLI_LLM_REPLAY: s->pol->llm_replay = v; return KOPE_OK;
   default: return -2;
   }
+}
+
+volatile sig_atomic_t *kope_cli_stop_flag(void)
+{
+  struct sigaction sa;
+
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  return &stop_requested;
+}
+
+int kope_cli_getopt(int argc, char **argv, const struct option *opts,
+                    int (*opt)(void *arg, int ch, const char *v), void *arg,
+                    void (*usage)(FILE *f))
+{
+  int ch, rc;
+
+  optind = 1;
+  while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    if (ch == 'h') {
+      usage(stdout);
+      return -1;
+    }
+    if ((rc = opt(arg, ch, optarg)) == -2) {
+      usage(stderr);
+      return KOPE_EINPUT;
+    }
+    if (rc != KOPE_OK)
+      return rc;
+  }
+  return KOPE_OK;
 }

@@ -1,12 +1,16 @@
 /*
  * Helpers shared by the subcommands: printing JSON documents, a progress
  * line on a terminal, reading a kernel file, checked numbers in options,
- * and the options shared by `kope optimize` and `kope bench`.
+ * and the options, option loop and stop flag shared by `kope optimize`
+ * and `kope bench`.
  */
 #ifndef KOPE_TOOL_CLI_H
 #define KOPE_TOOL_CLI_H
 
+#include <getopt.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <jansson.h>
 #include "kope/core.h"
 #include "kope/policy.h"
@@ -20,6 +24,8 @@ void kope_cli_progress(void *ctx, const char *line);
 void kope_cli_progress_done(void);
 /* Print an error to stderr as "kope CMD: msg" and return its code. */
 int kope_cli_fail(const char *cmd, const kope_err *err);
+/* "kope CMD: out of memory (what)" on stderr; returns KOPE_ENOMEM (exit 3). */
+int kope_cli_nomem(const char *cmd, const char *what);
 
 /* Numbers in options. Each parses all of v (no trailing text, no overflow)
  * into a value in [lo, hi]; on bad input it prints
@@ -68,5 +74,20 @@ typedef struct kope_cli_shared {
 /* Parse shared option ch with value v for subcommand cmd. KOPE_OK,
  * KOPE_EINPUT (message printed), or -2 when ch is not a shared option. */
 int kope_cli_shared_opt(const kope_cli_shared *s, const char *cmd, int ch, const char *v);
+
+/* The stop flag of optimize and bench: installs handlers by which SIGINT
+ * and SIGTERM set it (the session stops after the current step; a second
+ * signal exits at once with 130) and returns it for the options' stop. */
+volatile sig_atomic_t *kope_cli_stop_flag(void);
+
+/* The option loop of optimize and bench: getopt_long over argv with opts
+ * (short options: only -h), each option handed to opt(arg, ch, optarg),
+ * which returns KOPE_OK, an error status (message printed) or -2 for an
+ * option it does not know. -h prints usage to stdout and returns -1; an
+ * unknown option prints usage to stderr and returns KOPE_EINPUT. On
+ * KOPE_OK, optind is the first operand. */
+int kope_cli_getopt(int argc, char **argv, const struct option *opts,
+                    int (*opt)(void *arg, int ch, const char *v), void *arg,
+                    void (*usage)(FILE *f));
 
 #endif

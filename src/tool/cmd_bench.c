@@ -16,16 +16,6 @@
 #include "cli.h"
 #include "cmds.h"
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_sigint(int sig)
-{
-  (void)sig;
-  if (stop_requested)
-    _exit(130);
-  stop_requested = 1;
-}
-
 static void usage(FILE *f)
 {
   size_t i;
@@ -124,8 +114,9 @@ static int parse_own(bench_args *a, int ch, const char *v)
   return KOPE_OK;
 }
 
-static int parse_opt(bench_args *a, int ch, const char *v)
+static int parse_opt(void *arg, int ch, const char *v)
 {
+  bench_args *a = arg;
   kope_bench_opts *o = &a->o;
   kope_cli_shared sh = {&o->target, &o->ops_dir, &o->db, &o->threads, &o->eval_seeds,
                         &o->start_plain, &o->budget_evals, &o->case_budget_s, &o->seed,
@@ -146,22 +137,11 @@ static int parse(int argc, char **argv, bench_args *a)
     {"final-seeds", 1, 0, 'f'}, {"final-case-budget", 1, 0, 'F'}, {"json", 0, 0, 'j'},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
-  int ch, rc;
+  int rc;
 
   kope_bench_opts_init(&a->o);
-  optind = 1;
-  while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    if (ch == 'h') {
-      usage(stdout);
-      return -1;
-    }
-    if ((rc = parse_opt(a, ch, optarg)) == -2) {
-      usage(stderr);
-      return KOPE_EINPUT;
-    }
-    if (rc != KOPE_OK)
-      return rc;
-  }
+  if ((rc = kope_cli_getopt(argc, argv, opts, parse_opt, a, usage)) != KOPE_OK)
+    return rc;
   if (optind < argc)
     return bad("unexpected argument (operators go in --ops a,b,c)");
   if (!a->out)
@@ -233,6 +213,8 @@ static int select_ops(bench_args *a, kope_err *err)
   char *dir = a->o.ops_dir ? kope_strdup(a->o.ops_dir) : kope_ops_dir(), *text;
   int rc = KOPE_OK;
 
+  if (!dir)
+    return kope_err_nomem(err, "operators directory");
   if (a->order) {
     if (!(text = kope_file_read(a->order, NULL, err)))
       rc = KOPE_EINPUT;
@@ -295,7 +277,6 @@ static int write_results(const json_t *doc, const char *out, kope_err *err)
 static int run(bench_args *a)
 {
   json_t *doc = NULL;
-  struct sigaction sa;
   kope_err err;
   int rc;
 
@@ -309,11 +290,7 @@ static int run(bench_args *a)
   a->o.nconfigs = a->ncfgs;
   if (!a->o.workdir)
     a->o.workdir = a->workdir = kope_sprintf("%s.d", a->out);
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  a->o.stop = &stop_requested;
+  a->o.stop = kope_cli_stop_flag();
   a->o.progress = on_progress;
   if ((rc = kope_bench_run(&a->o, &doc, &err)) != KOPE_OK)
     return kope_cli_fail("bench", &err);

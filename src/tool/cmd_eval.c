@@ -186,6 +186,8 @@ static int run(eval_args *a, kope_op *op, char **sources)
   kope_report **reps = calloc((size_t)a->nkernels, sizeof *reps);
   int i, rc, all = 1;
 
+  if (!reps)
+    return kope_cli_nomem("eval", "reports");
   kope_err_clear(&err);
   a->o.progress = kope_cli_progress;
   a->o.progress_ctx = "kope eval: ";
@@ -247,7 +249,10 @@ int kope_cmd_eval(int argc, char **argv)
   kope_err_clear(&err);
   if (!(op = kope_op_load(a.op, a.ops_dir, &err)))
     return kope_cli_fail("eval", &err);
-  sources = calloc((size_t)a.nkernels, sizeof *sources);
+  if (!(sources = calloc((size_t)a.nkernels, sizeof *sources))) {
+    kope_op_free(op);
+    return kope_cli_nomem("eval", "kernel sources");
+  }
   for (i = 0, rc = KOPE_OK; i < a.nkernels && rc == KOPE_OK; i++)
     if (!(sources[i] = kope_file_read(a.kernels[i], NULL, &err)))
       rc = kope_cli_fail("eval", &err);

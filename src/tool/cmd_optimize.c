@@ -18,16 +18,6 @@
 #include "cli.h"
 #include "cmds.h"
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_sigint(int sig)
-{
-  (void)sig;
-  if (stop_requested)
-    _exit(130);
-  stop_requested = 1;
-}
-
 static void usage(FILE *f)
 {
   fprintf(f,
@@ -193,8 +183,9 @@ static int parse_own(opt_args *a, int ch, const char *v)
   return KOPE_OK;
 }
 
-static int parse_opt(opt_args *a, int ch, const char *v)
+static int parse_opt(void *arg, int ch, const char *v)
 {
+  opt_args *a = arg;
   kope_opt_opts *o = &a->o;
   kope_cli_shared sh = {&o->target, &o->ops_dir, &o->db_path, &o->threads, &o->eval_seeds,
                         &o->start_plain, &o->budget_evals, &o->case_budget_s, &o->seed,
@@ -270,23 +261,12 @@ static int parse(int argc, char **argv, opt_args *a)
     {"llm-json", 0, 0, 16}, {"llm-max-reply-bytes", 1, 0, 17},
     {"help", 0, 0, 'h'}, {0, 0, 0, 0}
   };
-  int ch, rc;
+  int rc;
 
   kope_opt_opts_init(&a->o);
   a->o.budget_evals = 12;
-  optind = 1;
-  while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    if (ch == 'h') {
-      usage(stdout);
-      return -1;
-    }
-    if ((rc = parse_opt(a, ch, optarg)) == -2) {
-      usage(stderr);
-      return KOPE_EINPUT;
-    }
-    if (rc != KOPE_OK)
-      return rc;
-  }
+  if ((rc = kope_cli_getopt(argc, argv, opts, parse_opt, a, usage)) != KOPE_OK)
+    return rc;
   if (argc - optind > 1)
     return bad("give one operator (see --help)");
   if (argc - optind == 1)
@@ -369,7 +349,6 @@ static int optimize_main(int argc, char **argv, opt_args *ap)
   opt_args a;
   kope_opt_result res;
   kope_err err;
-  struct sigaction sa;
   int rc;
 
   rc = parse(argc, argv, ap);
@@ -378,11 +357,7 @@ static int optimize_main(int argc, char **argv, opt_args *ap)
     return rc < 0 ? KOPE_OK : rc;
   if (a.dry_run)
     return dry_run(&a);
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  a.o.stop = &stop_requested;
+  a.o.stop = kope_cli_stop_flag();
   a.o.progress = on_progress;
   kope_err_clear(&err);
   rc = kope_optimize(&a.o, &res, &err);

@@ -100,7 +100,8 @@ int kope_cmd_report(int argc, char **argv)
   if ((rc = parse(argc, argv, &a)) != KOPE_OK)
     return rc < 0 ? KOPE_OK : rc;
   n = (size_t)(argc - optind);
-  docs = calloc(n, sizeof *docs);
+  if (!(docs = calloc(n ? n : 1, sizeof *docs)))
+    return kope_cli_nomem("report", "documents");
   a.o.names = (const char *const *)(argv + optind);
   kope_err_clear(&err);
   for (i = 0; i < n && rc == KOPE_OK; i++)

@@ -103,6 +103,14 @@ static char **child_argv(const wopts *w, const kope_job *j, char *evals)
     if (json_is_string(json_array_get(opts, i)))
       a[k++] = kope_strdup(json_string_value(json_array_get(opts, i)));
   json_decref(opts);
+  for (i = 0; i < k && a[i]; i++)
+    ;
+  if (i < k) {   /* out of memory: no partial command line */
+    for (i = 0; i < k; i++)
+      free(a[i]);
+    free(a);
+    return NULL;
+  }
   return a;
 }
 
