@@ -82,19 +82,13 @@ static void on_data(llm_xfer *x, const char *event, json_t *j)
 
 static int an_event(llm_xfer *x, const char *event, const char *data)
 {
-  json_error_t je;
   json_t *j;
   int rc = 0;
 
   if (!strcmp(event, "ping"))
     return 0;
-  if (!(j = json_loads(data, 0, &je)) || !json_is_object(j)) {
-    x->bad = 1;
-    snprintf(x->why, sizeof x->why, "invalid JSON in the '%s' event (%s) after %zu bytes",
-             event, je.text, x->received);
-    json_decref(j);
+  if (!(j = kope_llm_event_object(x, event, data)))
     return 1;
-  }
   if (!strcmp(event, "error"))
     rc = error_event(x, json_object_get(j, "error"));
   else
@@ -105,23 +99,12 @@ static int an_event(llm_xfer *x, const char *event, const char *data)
 
 static int an_body(llm_xfer *x, const char *body)
 {
-  json_t *j = json_loads(body, 0, NULL), *content, *b, *sr;
-  char ex[200];
+  json_t *j = kope_llm_reply_object(x, body, error_event), *content, *b, *sr;
   size_t i;
   int rc = 0;
 
-  if (!json_is_object(j)) {
-    kope_llm_excerpt(body, ex, sizeof ex);
-    snprintf(x->why, sizeof x->why, "the reply is not a JSON object: %s", ex);
-    x->bad = 1;
-    rc = -1;
-    goto out;
-  }
-  if (json_object_get(j, "error")) {
-    error_event(x, json_object_get(j, "error"));
-    rc = -1;
-    goto out;
-  }
+  if (!j)
+    return -1;
   if (!json_is_array(content = json_object_get(j, "content"))) {
     snprintf(x->why, sizeof x->why, "the reply has no content[] array");
     x->bad = 1;

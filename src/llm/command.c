@@ -209,7 +209,7 @@ static int outcome(kope_llm *l, run *r, kope_llm_reply *out, kope_err *err)
     return kope_err_set(err, KOPE_EREJECT, "llm command: the reply exceeded the response cap "
                         "of %zu bytes", l->o.max_reply_bytes);
   parse_reply(r->out_buf.data ? r->out_buf.data : "", out);
-  return KOPE_OK;
+  return out->text ? KOPE_OK : kope_err_nomem(err, "llm command reply");
 }
 
 int kope_llm_command_run(kope_llm *l, const char *system, const char *user,
@@ -221,6 +221,8 @@ int kope_llm_command_run(kope_llm *l, const char *system, const char *user,
   run r;
   int rc;
 
+  if (!req)
+    return kope_err_nomem(err, "llm command request");
   memset(&r, 0, sizeof r);
   r.req = req;
   r.req_len = strlen(req);

@@ -215,9 +215,11 @@ struct curl_slist *kope_llm_json_headers(const kope_llm *l, const char *extra,
   h = curl_slist_append(h, "Expect:");
   if (l->key) {
     char *a = kope_sprintf("%s%s", key_prefix, l->key);
-    h = curl_slist_append(h, a);
-    memset(a, 0, strlen(a));
-    free(a);
+    if (a) {   /* out of memory: no key header, the server says 401 */
+      h = curl_slist_append(h, a);
+      memset(a, 0, strlen(a));
+      free(a);
+    }
   }
   return h;
 }
@@ -227,6 +229,43 @@ void kope_llm_set_finish(llm_xfer *x, const char *reason, const char *length_rea
   free(x->r->finish_reason);
   x->r->finish_reason = kope_strdup(reason);
   x->r->truncated = !strcmp(reason, length_reason);
+}
+
+json_t *kope_llm_reply_object(llm_xfer *x, const char *body,
+                              int (*on_error)(llm_xfer *x, json_t *e))
+{
+  json_t *j = json_loads(body, 0, NULL);
+  char ex[200];
+
+  if (!json_is_object(j)) {
+    kope_llm_excerpt(body, ex, sizeof ex);
+    snprintf(x->why, sizeof x->why, "the reply is not a JSON object: %s", ex);
+    x->bad = 1;
+  } else if (json_object_get(j, "error")) {
+    on_error(x, json_object_get(j, "error"));
+  } else {
+    return j;
+  }
+  json_decref(j);
+  return NULL;
+}
+
+json_t *kope_llm_event_object(llm_xfer *x, const char *event, const char *data)
+{
+  json_error_t je;
+  json_t *j = json_loads(data, 0, &je);
+
+  if (json_is_object(j))
+    return j;
+  x->bad = 1;
+  if (event)
+    snprintf(x->why, sizeof x->why, "invalid JSON in the '%s' event (%s) after %zu bytes",
+             event, je.text, x->received);
+  else
+    snprintf(x->why, sizeof x->why, "invalid JSON in the event stream (%s) after %zu bytes",
+             je.text, x->received);
+  json_decref(j);
+  return NULL;
 }
 
 int kope_llm_http_attempt(kope_llm *l, const llm_proto *p, const char *body, llm_xfer *x)

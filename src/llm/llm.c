@@ -150,8 +150,10 @@ static int ends_with(const char *s, const char *suffix)
 static char *endpoint_of(int kind, const char *url)
 {
   char *base = kope_strdup(url), *e;
-  size_t n = strlen(base);
+  size_t n = base ? strlen(base) : 0;
 
+  if (!base)
+    return NULL;
   while (n && base[n - 1] == '/')
     base[--n] = 0;
   if (kind == LLM_OPENAI)
@@ -229,11 +231,25 @@ static int configure(kope_llm *l, const kope_llm_opts *o, kope_err *err)
   return KOPE_OK;
 }
 
+/* Whether every copy configure and kope_llm_new made was allocated. */
+static int copies_made(const kope_llm *l, const kope_llm_opts *o)
+{
+  const char *key = o->api_key ? o->api_key : l->kind <= LLM_ANTHROPIC ? env_key(l->kind) : NULL;
+
+  return l->model && l->name && l->endpoint && l->max_field &&
+         (l->kind != LLM_COMMAND || l->cmd) && (!key || l->key) &&
+         (!o->response_format || l->response_format);
+}
+
 kope_llm *kope_llm_new(const kope_llm_opts *o, kope_err *err)
 {
   kope_llm *l = calloc(1, sizeof *l);
   kope_llm_opts def;
 
+  if (!l) {
+    kope_err_nomem(err, "LLM client");
+    return NULL;
+  }
   if (!o) {
     kope_llm_opts_init(&def);
     o = &def;
@@ -246,6 +262,11 @@ kope_llm *kope_llm_new(const kope_llm_opts *o, kope_err *err)
   l->max_field = kope_strdup(o->max_tokens_field && *o->max_tokens_field ? o->max_tokens_field
                                                                          : "max_tokens");
   l->response_format = o->response_format ? kope_strdup(o->response_format) : NULL;
+  if (!copies_made(l, o)) {
+    kope_err_nomem(err, "LLM client");
+    kope_llm_free(l);
+    return NULL;
+  }
   l->o.provider = l->o.url = l->o.cmd = l->o.api_key = l->o.replay = NULL;   /* copies only */
   l->o.model = l->model;
   l->o.max_tokens_field = l->max_field;
@@ -351,6 +372,8 @@ static int http_chat(kope_llm *l, const char *system, const char *user, kope_llm
   int k, cls = XFER_RETRY, rc, retries = l->o.retries > 0 ? l->o.retries : 0;
   llm_xfer x;
 
+  if (!body)
+    return kope_err_nomem(err, "LLM request");
   for (k = 0; k <= retries; k++) {
     double ra;
     xfer_init(&x, l, out);
@@ -367,7 +390,9 @@ static int http_chat(kope_llm *l, const char *system, const char *user, kope_llm
     sleep_s(backoff(l, k, ra));
   }
   kope_llm_redact(l, x.why);
-  if (cls == XFER_OK)
+  if (cls == XFER_OK && !out->text)
+    rc = kope_err_nomem(err, "LLM reply");
+  else if (cls == XFER_OK)
     rc = KOPE_OK;
   else if (cls == XFER_FATAL)
     rc = kope_err_set(err, KOPE_EENV, "llm %s: %s", l->name, x.why);
@@ -403,6 +428,8 @@ int kope_llm_chat(kope_llm *l, const char *system, const char *user, kope_llm_re
     out->text = kope_strdup("");
   if (!out->finish_reason)
     out->finish_reason = kope_strdup("");
+  if (!out->text || !out->finish_reason)
+    rc = kope_err_nomem(err, "LLM reply");
   if (err)
     kope_llm_redact(l, err->msg);
   out->seconds = kope_now() - t0;

@@ -92,6 +92,15 @@ struct curl_slist *kope_llm_json_headers(const kope_llm *l, const char *extra,
 /* Record the reply's stop reason; the reply is truncated when the reason
  * is the protocol's length-limit reason. */
 void kope_llm_set_finish(llm_xfer *x, const char *reason, const char *length_reason);
+/* http.c: a whole non-streaming reply parsed as a JSON object (owned by
+ * the caller), or NULL when it is not one (x->why set, x->bad) or when it
+ * is an {"error": ...} object, which goes to the protocol's on_error. */
+json_t *kope_llm_reply_object(llm_xfer *x, const char *body,
+                              int (*on_error)(llm_xfer *x, json_t *e));
+/* http.c: one event's data parsed as a JSON object (owned by the caller),
+ * or NULL with x->bad and x->why naming the event (NULL: "the event
+ * stream") and the bytes received so far. */
+json_t *kope_llm_event_object(llm_xfer *x, const char *event, const char *data);
 
 /* Shared helpers. */
 void kope_llm_redact(const kope_llm *l, char *msg);   /* key → "[redacted]" in place */

@@ -57,10 +57,26 @@ static int error_object(llm_xfer *x, json_t *e)
   return 1;
 }
 
+/* Read a chunk's or a reply's usage; its choices[0] in *ch and that
+ * choice's <key>.content returned (borrowed from j). */
+static json_t *oa_choice(llm_xfer *x, json_t *j, const char *key, json_t **ch)
+{
+  kope_llm_usage(json_object_get(j, "usage"), x->r);
+  *ch = json_array_get(json_object_get(j, "choices"), 0);
+  return json_object_get(json_object_get(*ch, key), "content");
+}
+
+static void oa_finish(llm_xfer *x, json_t *ch)
+{
+  json_t *fr = json_object_get(ch, "finish_reason");
+
+  if (json_is_string(fr))
+    set_finish(x, json_string_value(fr));
+}
+
 static int oa_event(llm_xfer *x, const char *event, const char *data)
 {
-  json_t *j, *ch, *c, *fr;
-  json_error_t je;
+  json_t *j, *ch, *c;
   int rc = 0;
 
   (void)event;
@@ -68,62 +84,35 @@ static int oa_event(llm_xfer *x, const char *event, const char *data)
     x->done = 1;
     return 0;
   }
-  if (!(j = json_loads(data, 0, &je)) || !json_is_object(j)) {
-    x->bad = 1;
-    snprintf(x->why, sizeof x->why, "invalid JSON in the event stream (%s) after %zu bytes",
-             je.text, x->received);
-    json_decref(j);
+  if (!(j = kope_llm_event_object(x, NULL, data)))
     return 1;
-  }
   if (json_object_get(j, "error")) {
     rc = error_object(x, json_object_get(j, "error"));
-    goto out;
+  } else {
+    if (json_is_string(c = oa_choice(x, j, "delta", &ch)))
+      kope_buf_puts(&x->text, json_string_value(c));
+    oa_finish(x, ch);
   }
-  kope_llm_usage(json_object_get(j, "usage"), x->r);
-  ch = json_array_get(json_object_get(j, "choices"), 0);
-  c = json_object_get(json_object_get(ch, "delta"), "content");
-  if (json_is_string(c))
-    kope_buf_puts(&x->text, json_string_value(c));
-  fr = json_object_get(ch, "finish_reason");
-  if (json_is_string(fr))
-    set_finish(x, json_string_value(fr));
-out:
   json_decref(j);
   return rc;
 }
 
 static int oa_body(llm_xfer *x, const char *body)
 {
-  json_t *j = json_loads(body, 0, NULL), *ch, *c, *fr;
-  char ex[200];
+  json_t *j = kope_llm_reply_object(x, body, error_object), *ch, *c;
   int rc = 0;
 
-  if (!json_is_object(j)) {
-    kope_llm_excerpt(body, ex, sizeof ex);
-    snprintf(x->why, sizeof x->why, "the reply is not a JSON object: %s", ex);
-    x->bad = 1;
-    rc = -1;
-    goto out;
-  }
-  if (json_object_get(j, "error")) {
-    error_object(x, json_object_get(j, "error"));
-    rc = -1;
-    goto out;
-  }
-  kope_llm_usage(json_object_get(j, "usage"), x->r);
-  ch = json_array_get(json_object_get(j, "choices"), 0);
-  c = json_object_get(json_object_get(ch, "message"), "content");
+  if (!j)
+    return -1;
+  c = oa_choice(x, j, "message", &ch);
   if (!json_is_string(c) && !json_is_null(c)) {
     snprintf(x->why, sizeof x->why, "the reply has no choices[0].message.content");
     x->bad = 1;
     rc = -1;
-    goto out;
+  } else {
+    kope_buf_puts(&x->text, json_is_string(c) ? json_string_value(c) : "");
+    oa_finish(x, ch);
   }
-  kope_buf_puts(&x->text, json_is_string(c) ? json_string_value(c) : "");
-  fr = json_object_get(ch, "finish_reason");
-  if (json_is_string(fr))
-    set_finish(x, json_string_value(fr));
-out:
   json_decref(j);
   return rc;
 }

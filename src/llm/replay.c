@@ -78,7 +78,8 @@ static char *read_all(const char *path, kope_err *err)
     kope_err_set(err, KOPE_EINPUT, "replay %s: gzip -dc failed: %s", path, *ex ? ex : "?");
     goto done;
   }
-  text = kope_strdup(res.out.data ? res.out.data : "");
+  if (!(text = kope_strdup(res.out.data ? res.out.data : "")))
+    kope_err_nomem(err, path);
 done:
   kope_buf_release(&res.out);
   return text;
@@ -96,7 +97,7 @@ static int header(llm_replay *r, json_t *j, kope_err *err)
                                                                     : "replay");
   v = json_object_get(j, "op");
   r->op = kope_strdup(json_is_string(v) ? json_string_value(v) : "");
-  return KOPE_OK;
+  return r->model && r->op ? KOPE_OK : kope_err_nomem(err, "replay header");
 }
 
 /* A reply that is itself one JSON object with "content" (the command
@@ -117,6 +118,10 @@ static int add_call(llm_replay *r, const char *reply, json_t *usage)
       usage = json_object_get(j, "usage");
   } else {
     r->text[r->n] = kope_strdup(reply);
+  }
+  if (!r->text[r->n]) {
+    json_decref(j);
+    return KOPE_ENOMEM;
   }
   r->usage[r->n] = json_is_object(usage) ? json_incref(usage) : NULL;
   r->n++;
@@ -201,6 +206,13 @@ int kope_llm_replay_info(const char *path, char **model, char **op, kope_err *er
   if (op)
     *op = kope_strdup(r->op);
   kope_llm_replay_free(r);
+  if ((model && !*model) || (op && !*op)) {
+    if (model)
+      free(*model), *model = NULL;
+    if (op)
+      free(*op), *op = NULL;
+    return kope_err_nomem(err, "replay header");
+  }
   return KOPE_OK;
 }
 
@@ -216,6 +228,8 @@ int kope_llm_replay_chat(kope_llm *l, const char *system, const char *user,
                         r->n, i + 1);
   out->text = kope_strdup(r->text[i]);
   out->finish_reason = kope_strdup("replay");
+  if (!out->text || !out->finish_reason)
+    return kope_err_nomem(err, "replay reply");
   kope_llm_usage(r->usage[i], out);
   if (!out->usage_reported)
     out->tokens_in = out->tokens_out = 0;   /* the policy estimates */
