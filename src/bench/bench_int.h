@@ -60,7 +60,8 @@ void kope_bench_esc(kope_buf *b, const char *s);
 void kope_bench_svg_bars(kope_buf *b, const json_t *doc);
 void kope_bench_svg_curves(kope_buf *b, const json_t *doc);
 void kope_bench_svg_tokens(kope_buf *b, const json_t *doc);
-/* The forest of op (NULL: the first operator with one); 0 when none. */
+/* The forest of op (NULL: the first operator with one); 1 drawn, 0 when
+ * none, KOPE_ENOMEM (nothing drawn) when out of memory. */
 int kope_bench_svg_forest(kope_buf *b, const json_t *doc, const char *op);
 
 /* A colour per configuration index. */

@@ -39,6 +39,10 @@ static char **read_sources(json_t *kernels, kope_err *err)
   size_t n = json_array_size(kernels), i;
   char **src = calloc(n ? n : 1, sizeof *src);
 
+  if (!src) {
+    kope_err_nomem(err, "kernel sources");
+    return NULL;
+  }
   for (i = 0; i < n; i++)
     if (!(src[i] = kope_file_read(kope_bj_str(json_array_get(kernels, i), "path"), NULL, err)))
       break;
@@ -68,6 +72,11 @@ static int judge(kope_evaluator *ev, char **src, size_t n, size_t rot, kope_repo
   size_t i;
   int rc;
 
+  if (!order || !tmp) {
+    free(order);
+    free(tmp);
+    return kope_err_nomem(err, "final evaluation");
+  }
   for (i = 0; i < n; i++)
     order[i] = src[(i + rot) % n];
   rc = kope_evaluate_batch(ev, order, n, tmp, err);
@@ -99,7 +108,10 @@ int kope_bench_final_op(const kope_bench_opts *o, const char *opname, json_t *ke
     rc = err->code;
     goto out;
   }
-  reps = calloc(n ? n : 1, sizeof *reps);
+  if (!(reps = calloc(n ? n : 1, sizeof *reps))) {
+    rc = kope_err_nomem(err, "final reports");
+    goto out;
+  }
   if ((rc = judge(ev, src, n, rot++ % (n ? n : 1), reps, err)) != KOPE_OK)
     goto out;
   for (i = 0; i < n; i++) {

@@ -199,6 +199,10 @@ static int prepare_store(const bench *b, const kope_bench_config *c, int rep, ko
   const char *src = NULL, *imp = NULL;
   int rc;
 
+  if (!db) {
+    free(dir);
+    return kope_err_nomem(err, "run directory");
+  }
   if (c->store == KOPE_BENCH_STORE_START || c->store == KOPE_BENCH_STORE_TARGET ||
       c->store == KOPE_BENCH_STORE_BOTH)
     src = b->o->db;
@@ -288,13 +292,20 @@ static void add_session_graph(json_t *run, const char *db, const kope_opt_result
 static void run_one(bench *b, const kope_bench_config *c, int rep, const char *op)
 {
   char *dir = run_dir(b, c, rep), *db = kope_path_join(dir, "memory.db");
-  char *out = kope_sprintf("%s/%s.c", dir, op);
+  char *out = dir ? kope_sprintf("%s/%s.c", dir, op) : NULL;
   kope_opt_result *r = calloc(1, sizeof *r);
   kope_opt_opts oo;
   json_t *run;
   kope_err e;
   int rc;
 
+  if (!db || !out || !r) {   /* counted as a failed run, like any other error */
+    say(b, "r%d %s %s: error: out of memory", rep, op, c->name);
+    json_array_append_new(b->runs, json_pack("{s:s, s:i, s:s, s:b, s:s}", "config", c->name,
+                                             "repeat", rep, "op", op, "passed", 0, "error",
+                                             "out of memory"));
+    goto done;
+  }
   opt_opts(b, c, rep, op, db, out, &oo);
   kope_err_clear(&e);
   rc = kope_optimize(&oo, r, &e);
@@ -321,6 +332,7 @@ static void run_one(bench *b, const kope_bench_config *c, int rep, const char *o
         r->passed ? "passed" : "no correct kernel", r->best_ref, (long long)r->evals);
   }
   json_array_append_new(b->runs, run);
+done:
   free(r);
   free(out);
   free(db);
@@ -488,6 +500,8 @@ int kope_bench_run(const kope_bench_opts *o, json_t **results, kope_err *err)
   b.t0 = kope_now();
   b.cfg = calloc(o->nconfigs ? o->nconfigs : 1, sizeof *b.cfg);
   *results = NULL;
+  if (!b.cfg)
+    return kope_err_nomem(err, "bench configurations");
   if ((rc = setup(&b, err)) != KOPE_OK)
     goto out;
   run_sessions(&b);

@@ -51,6 +51,8 @@ double kope_bench_geomean_ci(const double *v, size_t n, int nboot, uint64_t seed
   int b;
 
   *lo = *hi = 0;
+  if (!lv || !idx)
+    goto out;   /* out of memory: 0, as for no value (no status to carry it) */
   for (i = 0; i < n; i++)
     if (v[i] > 0 && isfinite(v[i]))
       lv[m++] = log(v[i]);
@@ -60,7 +62,8 @@ double kope_bench_geomean_ci(const double *v, size_t n, int nboot, uint64_t seed
   *lo = *hi = g;
   if (m < 2 || nboot < 10)
     goto out;
-  bs = malloc((size_t)nboot * sizeof *bs);
+  if (!(bs = malloc((size_t)nboot * sizeof *bs)))
+    goto out;   /* out of memory: no interval, lo = hi = the geomean */
   for (b = 0; b < nboot; b++) {
     for (i = 0; i < m; i++)
       idx[i] = (size_t)(kope_bench_rand(&seed) % m);

@@ -375,7 +375,8 @@ int kope_bench_svg_forest(kope_buf *b, const json_t *doc, const char *op)
 
   if (!n)
     return 0;
-  f = calloc(n, sizeof *f);
+  if (!(f = calloc(n, sizeof *f)))
+    return KOPE_ENOMEM;
   for (i = 0; i < n; i++) {
     f[i].j = json_array_get(nodes, i);
     f[i].parent = -1;
