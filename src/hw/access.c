@@ -21,25 +21,25 @@
 
 /* ---- accessors ---------------------------------------------------------- */
 
-const char *kope_hw_cpu_model(const kope_hw *hw)
-{
-  return hw ? hw->cpu_model : "";
-}
+/* The plain accessors: a field of the profile, or what a NULL profile has. */
+#define HW_GET(type, name, none)                                \
+  type kope_hw_##name(const kope_hw *hw)                        \
+  {                                                             \
+    return hw ? hw->name : none;                                \
+  }
 
-int kope_hw_cores(const kope_hw *hw)
-{
-  return hw ? hw->cores : 0;
-}
-
-int kope_hw_threads(const kope_hw *hw)
-{
-  return hw ? hw->threads : 0;
-}
-
-const char *kope_hw_simd(const kope_hw *hw)
-{
-  return hw ? hw->simd : "";
-}
+HW_GET(const char *, cpu_model, "")
+HW_GET(int, cores, 0)
+HW_GET(int, threads, 0)
+HW_GET(const char *, simd, "")
+HW_GET(const char *, compiler, "")
+HW_GET(double, peak_gflops, 0.0)
+HW_GET(double, bandwidth_gbs, 0.0)
+HW_GET(const char *, fingerprint, "")
+HW_GET(double, measure_seconds, 0.0)
+HW_GET(int, from_cache, 0)
+HW_GET(double, peak_one_gflops, 0.0)
+HW_GET(const char *, suspect, NULL)
 
 int kope_hw_has_feature(const kope_hw *hw, const char *feature)
 {
@@ -49,41 +49,6 @@ int kope_hw_has_feature(const kope_hw *hw, const char *feature)
 long kope_hw_cache_bytes(const kope_hw *hw, int level)
 {
   return hw && level >= 1 && level <= 3 ? hw->cache[level] : 0;
-}
-
-const char *kope_hw_compiler(const kope_hw *hw)
-{
-  return hw ? hw->compiler : "";
-}
-
-double kope_hw_peak_gflops(const kope_hw *hw)
-{
-  return hw ? hw->peak_gflops : 0.0;
-}
-
-double kope_hw_bandwidth_gbs(const kope_hw *hw)
-{
-  return hw ? hw->bandwidth_gbs : 0.0;
-}
-
-const char *kope_hw_fingerprint(const kope_hw *hw)
-{
-  return hw ? hw->fingerprint : "";
-}
-
-double kope_hw_measure_seconds(const kope_hw *hw)
-{
-  return hw ? hw->measure_seconds : 0.0;
-}
-
-int kope_hw_from_cache(const kope_hw *hw)
-{
-  return hw ? hw->from_cache : 0;
-}
-
-double kope_hw_peak_one_gflops(const kope_hw *hw)
-{
-  return hw ? hw->peak_one_gflops : 0.0;
 }
 
 double kope_hw_level_bandwidth_gbs(const kope_hw *hw, int level, int all_threads)
@@ -115,11 +80,6 @@ double kope_hw_bandwidth_for(const kope_hw *hw, double bytes, int threads)
   if (!(bw > 0) && hw && threads > 1)
     bw = hw->bandwidth_gbs;   /* a profile without the table: DRAM, all threads */
   return bw;
-}
-
-const char *kope_hw_suspect(const kope_hw *hw)
-{
-  return hw ? hw->suspect : NULL;
 }
 
 double kope_hw_roofline_seconds(const kope_hw *hw, double flops, double bytes)

@@ -90,6 +90,7 @@ struct hw_scan {
   long long *pairs;   /* unique (physical id, core id), packed */
   size_t npairs, cap;
   long phys;          /* physical id of the current processor block */
+  int nomem;          /* a pair could not be stored: detection fails */
 };
 
 static void hw_scan_add_pair(struct hw_scan *sc, long core)
@@ -100,13 +101,9 @@ static void hw_scan_add_pair(struct hw_scan *sc, long core)
   for (i = 0; i < sc->npairs; i++)
     if (sc->pairs[i] == key)
       return;
-  if (sc->npairs == sc->cap) {
-    size_t cap = sc->cap ? sc->cap * 2 : 64;
-    long long *p = realloc(sc->pairs, cap * sizeof *p);
-    if (!p)
-      return;
-    sc->pairs = p;
-    sc->cap = cap;
+  if (kope_grow(&sc->pairs, &sc->cap, sc->npairs + 1, sizeof *sc->pairs) != KOPE_OK) {
+    sc->nomem = 1;
+    return;
   }
   sc->pairs[sc->npairs++] = key;
 }
@@ -208,6 +205,10 @@ static void hw_detect_cpu(kope_hw *hw)
   free(sc.flags);
   free(sc.pairs);
   free(text);
+  if (sc.nomem) {   /* kope_hw_detect reports a missing model as out of memory */
+    free(hw->cpu_model);
+    hw->cpu_model = NULL;
+  }
 }
 
 /* First line of a small file, without the newline; -1 when unreadable. */
@@ -349,7 +350,7 @@ kope_hw *kope_hw_detect(kope_err *err)
   kope_hw *hw = calloc(1, sizeof *hw);
 
   if (!hw) {
-    kope_err_set(err, KOPE_EENV, "hw: out of memory");
+    kope_err_nomem(err, "hw profile");
     return NULL;
   }
   hw_detect_cpu(hw);
@@ -360,7 +361,7 @@ kope_hw *kope_hw_detect(kope_err *err)
   if (hw->cpu_model && hw->simd)
     hw->fingerprint = hw_make_fingerprint(hw);
   if (!hw->cpu_model || !hw->simd || !hw->compiler || !hw->fingerprint) {
-    kope_err_set(err, KOPE_EENV, "hw: out of memory while detecting the CPU");
+    kope_err_nomem(err, "hw: detecting the CPU");
     kope_hw_free(hw);
     return NULL;
   }

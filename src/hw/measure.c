@@ -199,7 +199,9 @@ static int hw_cache_apply(kope_hw *hw, const json_t *root)
   free(hw->measured_at);
   hw->measured_at = at ? kope_strdup(at) : NULL;
   kope_hw_sanitize(hw->measured_at);
-  return 1;
+  /* out of memory copying a note: as if there were no cache (measure) */
+  return (hw->suspect || !json_is_string(json_object_get(root, "suspect"))) &&
+         (hw->measured_at || !at);
 }
 
 static int hw_cache_load(kope_hw *hw, const char *path)
@@ -260,9 +262,14 @@ kope_hw *kope_hw_get(const char *cache_path, int refresh, kope_err *err)
     goto out;
   if (cache_path) {
     path = kope_strdup(cache_path);
-  } else {
-    home = kope_home_dir();
-    path = home ? kope_path_join(home, "hw.json") : NULL;
+  } else if ((home = kope_home_dir())) {
+    path = kope_path_join(home, "hw.json");
+  }
+  if (!path && (cache_path || home)) {
+    kope_err_nomem(err, "hw cache path");
+    kope_hw_free(hw);
+    hw = NULL;
+    goto out;
   }
   if (path && !refresh && hw_cache_load(hw, path))
     goto out;

@@ -43,70 +43,75 @@ struct hw_fma {
 #define HW_REP12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 #define HW_REP16(X) HW_REP12(X) X(12) X(13) X(14) X(15)
 
+/* The chains of one kernel, for the vector type and operations named by
+ * HW_VEC, HW_SET1, HW_FMADD and HW_ADD where it is expanded: REP(X) chains
+ * v0, v1, ... each stepped iters times, their sum left in s. */
+#define HW_DECL(i) HW_VEC v##i = HW_SET1(1.0f + 0.001f * (i));
+#define HW_STEP(i) v##i = HW_FMADD(v##i, m, c);
+#define HW_SUM(i) s = HW_ADD(s, v##i);
+#define HW_FMA_CHAINS(REP, ZERO)                                \
+  const HW_VEC m = HW_SET1(HW_FMA_M), c = HW_SET1(HW_FMA_C);    \
+  HW_VEC s = ZERO;                                              \
+  long i;                                                       \
+  REP(HW_DECL)                                                  \
+  for (i = 0; i < iters; i++) {                                 \
+    REP(HW_STEP)                                                \
+  }                                                             \
+  REP(HW_SUM)
+
 #if defined(__x86_64__)
-#define HW_DECL512(i) __m512 v##i = _mm512_set1_ps(1.0f + 0.001f * (i));
-#define HW_STEP512(i) v##i = _mm512_fmadd_ps(v##i, m, c);
-#define HW_SUM512(i) s = _mm512_add_ps(s, v##i);
+#define HW_VEC __m512
+#define HW_SET1 _mm512_set1_ps
+#define HW_FMADD _mm512_fmadd_ps
+#define HW_ADD _mm512_add_ps
 
 /* 16 chains of 16 lanes: enough to cover 2 FMA ports x 4 cycles latency. */
 __attribute__((target("avx512f"))) HW_BENCH
 static float hw_fma_avx512(long iters)
 {
-  const __m512 m = _mm512_set1_ps(HW_FMA_M), c = _mm512_set1_ps(HW_FMA_C);
-  __m512 s = _mm512_setzero_ps();
-  long i;
-  HW_REP16(HW_DECL512)
-
-  for (i = 0; i < iters; i++) {
-    HW_REP16(HW_STEP512)
-  }
-  HW_REP16(HW_SUM512)
+  HW_FMA_CHAINS(HW_REP16, _mm512_setzero_ps())
   return _mm512_reduce_add_ps(s);
 }
 
-#define HW_DECL256(i) __m256 v##i = _mm256_set1_ps(1.0f + 0.001f * (i));
-#define HW_STEP256(i) v##i = _mm256_fmadd_ps(v##i, m, c);
-#define HW_SUM256(i) s = _mm256_add_ps(s, v##i);
+#undef HW_VEC
+#undef HW_SET1
+#undef HW_FMADD
+#undef HW_ADD
+#define HW_VEC __m256
+#define HW_SET1 _mm256_set1_ps
+#define HW_FMADD _mm256_fmadd_ps
+#define HW_ADD _mm256_add_ps
 
 /* 12 chains of 8 lanes plus the two constants fit the 16 ymm registers. */
 __attribute__((target("avx2,fma"))) HW_BENCH
 static float hw_fma_avx2(long iters)
 {
-  const __m256 m = _mm256_set1_ps(HW_FMA_M), c = _mm256_set1_ps(HW_FMA_C);
-  __m256 s = _mm256_setzero_ps();
   float lanes[8], sum = 0.0f;
-  long i;
   int j;
-  HW_REP12(HW_DECL256)
+  HW_FMA_CHAINS(HW_REP12, _mm256_setzero_ps())
 
-  for (i = 0; i < iters; i++) {
-    HW_REP12(HW_STEP256)
-  }
-  HW_REP12(HW_SUM256)
   _mm256_storeu_ps(lanes, s);
   for (j = 0; j < 8; j++)
     sum += lanes[j];
   return sum;
 }
+
+#undef HW_VEC
+#undef HW_SET1
+#undef HW_FMADD
+#undef HW_ADD
 #endif
 
-#define HW_DECL1(i) float v##i = 1.0f + 0.001f * (i);
-#define HW_STEP1(i) v##i = v##i * m + c;
-#define HW_SUM1(i) s += v##i;
+#define HW_VEC float
+#define HW_SET1(x) (x)
+#define HW_FMADD(v, m, c) ((v) * (m) + (c))
+#define HW_ADD(s, v) ((s) + (v))
 
 /* Portable fallback: a multiply and an add per chain step, two flops
  * whether or not the compiler fuses or vectorises them. */
 HW_BENCH static float hw_fma_scalar(long iters)
 {
-  const float m = HW_FMA_M, c = HW_FMA_C;
-  float s = 0.0f;
-  long i;
-  HW_REP12(HW_DECL1)
-
-  for (i = 0; i < iters; i++) {
-    HW_REP12(HW_STEP1)
-  }
-  HW_REP12(HW_SUM1)
+  HW_FMA_CHAINS(HW_REP12, 0.0f)
   return s;
 }
 
