@@ -399,9 +399,9 @@ static void print_row(const check_row *r, int timing)
 
 static void print_md_head(int timing)
 {
-  printf("| operator | category | level | cases | knobs | vendor baseline | seed | vendor |%s\n",
-         timing ? " seed vs ref | seed vs vendor | roofline fraction |" : "");
-  printf("|---|---|---:|---:|---:|---|---|---|%s\n", timing ? "---:|---:|---:|" : "");
+  printf("| operator | category | level | cases | perf cases | knobs | vendor baseline | seed | "
+         "vendor |%s\n", timing ? " seed vs ref | seed vs vendor | roofline fraction |" : "");
+  printf("|---|---|---:|---:|---:|---:|---|---|---|%s\n", timing ? "---:|---:|---:|" : "");
 }
 
 /* A table cell: '|' would end the cell, so it is escaped. */
@@ -418,7 +418,8 @@ static void print_md_cell(const char *s)
 
 static void print_md_row(const check_row *r, int timing)
 {
-  printf("| %s | %s | %d | %d | %d |", r->name, r->category, r->level, r->ncases, r->knobs);
+  printf("| %s | %s | %d | %d | %d | %d |", r->name, r->category, r->level, r->ncases, r->ntimed,
+         r->knobs);
   print_md_cell(r->has_vendor ? r->vendor_name : "none");
   printf(" %s | %s |", r->seed_verdict, r->vendor_verdict);
   if (timing) {

@@ -85,7 +85,7 @@ expect_exit 0 "ops check --json (saved)" -- "$KOPE" ops check relu --json --seed
 cp "$T/out" "$T/check.json"
 expect_exit 0 "ops check --from --format md" -- "$KOPE" ops check --from "$T/check.json" --format md
 expect_match "md row from the saved figures" "$T/out" \
-  "^\\| relu \\| elementwise \\| 1 \\| [0-9]+ \\| [0-9]+ \\| oneDNN eltwise_relu.* \\| correct \\| correct \\| $(python3 -c "import json; print('%.3f' % json.load(open('$T/check.json'))['operators'][0]['speedup_ref'])")x \\|"
+  "^\\| relu \\| elementwise \\| 1 \\| [0-9]+ \\| $(python3 -c "import json; print(json.load(open('$T/check.json'))['operators'][0]['timed_cases'])") \\| [0-9]+ \\| oneDNN eltwise_relu.* \\| correct \\| correct \\| $(python3 -c "import json; print('%.3f' % json.load(open('$T/check.json'))['operators'][0]['speedup_ref'])")x \\|"
 expect_match "summary line from the saved figures" "$T/out" \
   "^suite seeds: geomean $(python3 -c "import json; print('%.3f' % json.load(open('$T/check.json'))['summary']['geomean_speedup_ref'])")x vs reference over 1 operators"
 # an older document without vendor_name: the name comes from the spec
