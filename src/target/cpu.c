@@ -50,17 +50,6 @@ static int cpu_init(kope_target *t, kope_err *err)
   return KOPE_OK;
 }
 
-/* Split a flag string into argv entries appended at argv[*n]. The copy is
- * kept in *hold (caller frees). */
-static void add_flags(const char **argv, int *n, int max, const char *flags, char **hold)
-{
-  char *tok, *save = NULL;
-
-  *hold = kope_strdup(flags ? flags : "");
-  for (tok = strtok_r(*hold, " ", &save); tok && *n < max - 1; tok = strtok_r(NULL, " ", &save))
-    argv[(*n)++] = tok;
-}
-
 /* Run the compiler with argv in cwd; output goes to *log (caller frees).
  * Returns 1 when it succeeded, 0 when it failed, -1 when it could not run. */
 static int run_cc(const char **argv, const char *cwd, double timeout, char **log,
@@ -93,7 +82,11 @@ static int compile_obj(const char *cwd, const char *name, const char *src, const
   }
   argv[n++] = CPU_CC;
   argv[n++] = CPU_STD;
-  add_flags(argv, &n, 56, flags, &hold);
+  if (!cfile || !ofile || kope_target_add_flags(argv, &n, 56, flags, &hold) != 0) {
+    *log = kope_strdup("out of memory (compiler command line)");
+    rc = -1;
+    goto out;
+  }
   argv[n++] = "-Wall";
   argv[n++] = "-Wno-unknown-pragmas";
   if (include) {
@@ -127,16 +120,15 @@ typedef struct obj_fill {
 /* Compile a trusted unit into dir/unit.o (kope_child.h beside it). */
 static int fill_obj(kope_target *t, const char *dir, void *ctx, kope_err *err)
 {
+  static const char *const child_h[] = {"kope_child.h", NULL};
   const obj_fill *f = ctx;
-  const char *child_h = kope_embedded_file("kope_child.h", NULL);
-  char *h = kope_path_join(dir, "kope_child.h"), *log = NULL;
-  int rc = kope_file_write_atomic(h, child_h, strlen(child_h), err);
+  char *log = NULL;
+  int rc = kope_target_write_embedded(dir, child_h, err);
 
   if (rc == KOPE_OK && compile_obj(dir, "unit", f->src, f->flags, NULL, 0, 120, &log, NULL) != 1)
     rc = kope_err_set(err, KOPE_EENV, "target cpu: cannot build kope's %s object: %s", f->tag,
                       log ? log : "");
   free(log);
-  free(h);
   return rc;
 }
 
@@ -146,17 +138,15 @@ static char *cached_obj(kope_target *t, const char *tag, const char *src, const 
                         kope_err *err)
 {
   obj_fill f = {tag, src, flags};
-  char key[65], *entry, *dir = NULL, *obj = NULL, *blob;
+  char what[96], *entry, *dir, *obj = NULL, *blob;
   const char *child_h = kope_embedded_file("kope_child.h", NULL);
 
   blob = kope_sprintf("%s\n%s\n%s\n%s\n%s", t->compiler, flags, tag, src, child_h);
-  kope_sha256_hex(blob, strlen(blob), key);
-  entry = kope_sprintf("obj/%s-%.16s", tag, key);
-  if (kope_target_cache_entry(t, entry, "unit.o", fill_obj, &f, &dir, NULL, err) == KOPE_OK &&
-      !dir)
-    kope_err_set(err, KOPE_EENV, "target cpu: kope's %s object was not built", tag);
-  if (dir)
-    obj = kope_path_join(dir, "unit.o");
+  entry = kope_target_cache_name(blob, "obj/%s", tag);
+  snprintf(what, sizeof what, "kope's %s object", tag);
+  if ((dir = kope_target_cached_dir(t, entry, "unit.o", fill_obj, &f, what, err)) &&
+      !(obj = kope_path_join(dir, "unit.o")))
+    kope_err_nomem(err, "object path");
   free(dir);
   free(entry);
   free(blob);
@@ -269,7 +259,7 @@ static int trusted_in(kope_target *t, const kope_build_req *req, const char *dir
 static int build_trusted(kope_target *t, const kope_build_req *req, kope_build_out *out,
                          kope_err *err)
 {
-  char key[65], *blob, *name, *shim = kope_shim_source(req->op);
+  char *blob, *name, *shim = kope_shim_source(req->op);
   int rc;
   size_t i;
 
@@ -279,9 +269,8 @@ static int build_trusted(kope_target *t, const kope_build_req *req, kope_build_o
     kope_buf_printf(&libs, "%s ", kope_op_vendor_lib(req->op, i));
   blob = kope_sprintf("%s\n%d\n%s\n%s\n%s\n%s", t->compiler, (int)req->role, libs.data ? libs.data : "",
                       shim, kope_embedded_file("kope_child.c", NULL), req->source);
-  kope_sha256_hex(blob, strlen(blob), key);
-  name = kope_sprintf("%s-%s-%.16s", kope_op_name(req->op),
-                      req->role == KOPE_BUILD_REFERENCE ? "ref" : "vendor", key);
+  name = kope_target_cache_name(blob, "%s-%s", kope_op_name(req->op),
+                                req->role == KOPE_BUILD_REFERENCE ? "ref" : "vendor");
   rc = kope_target_cached_build(t, name, trusted_in, req, NULL, out, err);
   kope_buf_release(&libs);
   free(blob);

@@ -108,6 +108,8 @@ static char *gencode_flags(const kope_target *t)
   char last[16] = "";
   kope_buf b;
 
+  if (!list)
+    return NULL;
   kope_buf_init(&b, 0);
   for (tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
     const char *num = !strncmp(tok, "sm_", 3) || !strncmp(tok, "compute_", 8)
@@ -128,15 +130,6 @@ static char *gencode_flags(const kope_target *t)
   return kope_buf_steal(&b);
 }
 
-static void add_flags(const char **argv, int *n, int max, const char *flags, char **hold)
-{
-  char *tok, *save = NULL;
-
-  *hold = kope_strdup(flags ? flags : "");
-  for (tok = strtok_r(*hold, " ", &save); tok && *n < max - 1; tok = strtok_r(NULL, " ", &save))
-    argv[(*n)++] = tok;
-}
-
 /* Run a tool in cwd; 1 succeeded, 0 failed (log says why), -1 could not run. */
 static int run_tool(const char **argv, const char *cwd, double timeout, char **log, double *secs)
 {
@@ -144,6 +137,9 @@ static int run_tool(const char **argv, const char *cwd, double timeout, char **l
 
   return kope_target_run_tool(&t, log, NULL, secs);
 }
+
+/* The headers every nvcc build includes, written beside its sources. */
+static const char *const cuda_headers[] = {"kope_child.h", "kope_cuda_rt.h", NULL};
 
 static int write_text(const char *dir, const char *name, const char *text, kope_err *err)
 {
@@ -157,14 +153,13 @@ static int write_text(const char *dir, const char *name, const char *text, kope_
 /* gcc: the child runtime into dir/unit.o. */
 static int fill_runtime(kope_target *t, const char *dir, void *ctx, kope_err *err)
 {
-  const char *c = kope_embedded_file("kope_child.c", NULL), *h = kope_embedded_file("kope_child.h", NULL);
+  static const char *const files[] = {"kope_child.c", "kope_child.h", NULL};
   const char *argv[] = {"gcc", "-std=gnu11", "-O2", "-Wall", "-c", "kope_child.c", "-o",
                         "unit.o", NULL};
   char *log = NULL;
   int rc;
 
-  if ((rc = write_text(dir, "kope_child.c", c, err)) == KOPE_OK &&
-      (rc = write_text(dir, "kope_child.h", h, err)) == KOPE_OK &&
+  if ((rc = kope_target_write_embedded(dir, files, err)) == KOPE_OK &&
       run_tool(argv, dir, 120, &log, NULL) != 1)
     rc = kope_err_set(err, KOPE_EENV, "target cuda: cannot build kope's child runtime: %s", log);
   free(log);
@@ -176,12 +171,11 @@ static int fill_runtime(kope_target *t, const char *dir, void *ctx, kope_err *er
 static char *cached_file(kope_target *t, const char *entry, const char *marker,
                          kope_cache_fill_fn fill, kope_err *err)
 {
-  char *dir = NULL, *path = NULL;
+  char *dir, *path = NULL;
 
-  if (kope_target_cache_entry(t, entry, marker, fill, NULL, &dir, NULL, err) == KOPE_OK && !dir)
-    kope_err_set(err, KOPE_EENV, "target cuda: %s was not built", marker);
-  if (dir)
-    path = kope_path_join(dir, marker);
+  if ((dir = kope_target_cached_dir(t, entry, marker, fill, NULL, marker, err)) &&
+      !(path = kope_path_join(dir, marker)))
+    kope_err_nomem(err, "cache path");
   free(dir);
   return path;
 }
@@ -190,10 +184,9 @@ static char *cached_file(kope_target *t, const char *entry, const char *marker,
 static char *runtime_obj(kope_target *t, kope_err *err)
 {
   const char *c = kope_embedded_file("kope_child.c", NULL), *h = kope_embedded_file("kope_child.h", NULL);
-  char key[65], *blob = kope_sprintf("cuda-runtime\n%s\n%s", c, h), *entry, *obj;
+  char *blob = kope_sprintf("cuda-runtime\n%s\n%s", c, h), *entry, *obj;
 
-  kope_sha256_hex(blob, strlen(blob), key);
-  entry = kope_sprintf("obj/cuda-runtime-%.16s", key);
+  entry = kope_target_cache_name(blob, "obj/cuda-runtime");
   obj = cached_file(t, entry, "unit.o", fill_runtime, err);
   free(entry);
   free(blob);
@@ -209,9 +202,13 @@ static int nvcc_build(kope_target *t, const kope_build_req *req, const char *dir
   int n = 0, ok;
 
   argv[n++] = nvcc_path;
-  add_flags(argv, &n, 40, t->default_flags, &h1);
-  add_flags(argv, &n, 48, req->extra_flags, &h2);
-  add_flags(argv, &n, 56, gen, &h3);
+  if (!gen || kope_target_add_flags(argv, &n, 40, t->default_flags, &h1) ||
+      kope_target_add_flags(argv, &n, 48, req->extra_flags, &h2) ||
+      kope_target_add_flags(argv, &n, 56, gen, &h3)) {
+    *log = kope_strdup("out of memory (nvcc command line)");
+    ok = -1;
+    goto out;
+  }
   argv[n++] = "-c";
   argv[n++] = "kope_main.cu";
   argv[n++] = "-o";
@@ -228,6 +225,7 @@ static int nvcc_build(kope_target *t, const kope_build_req *req, const char *dir
       *log = all;
     }
   }
+out:
   free(gen);
   free(h1);
   free(h2);
@@ -290,8 +288,7 @@ static int build_candidate(kope_target *t, const kope_build_req *req, kope_build
   main_src = kope_sprintf("%s%s\n", shim, req->source);
   if ((rc = write_text(dir, "kernel.cu", req->source, err)) ||
       (rc = write_text(dir, "kope_main.cu", main_src, err)) ||
-      (rc = write_text(dir, "kope_child.h", kope_embedded_file("kope_child.h", NULL), err)) ||
-      (rc = write_text(dir, "kope_cuda_rt.h", kope_embedded_file("kope_cuda_rt.h", NULL), err)))
+      (rc = kope_target_write_embedded(dir, cuda_headers, err)))
     goto out;
   ok = nvcc_build(t, req, dir, rt, out, &log);
   if ((rc = nvcc_outcome(ok, log, dir, out, err)) == KOPE_OK && !out->ok)
@@ -349,8 +346,14 @@ static int vendor_nvcc(kope_target *t, const kope_op_vendor *v, const char *dir,
   for (i = 0; i < 2 && ok == 1; i++) {
     n = 0;
     argv[n++] = nvcc_path;
-    add_flags(argv, &n, 40, t->default_flags, &h1);
-    add_flags(argv, &n, 56, gen, &h2);
+    if (!gen || kope_target_add_flags(argv, &n, 40, t->default_flags, &h1) ||
+        kope_target_add_flags(argv, &n, 56, gen, &h2)) {
+      free(h1);
+      part = kope_strdup("out of memory (nvcc command line)");
+      append_log(log, &part);
+      ok = -1;
+      break;
+    }
     if (i == 0) {
       argv[n++] = "-include";
       argv[n++] = "kope_proto.h";
@@ -403,8 +406,7 @@ static int vendor_build_in(kope_target *t, const kope_build_req *req, const char
   if ((rc = write_text(dir, "vendor.cu", req->source, err)) ||
       (rc = write_text(dir, "kope_proto.h", proto_h, err)) ||
       (rc = write_text(dir, "kope_main.cu", shim, err)) ||
-      (rc = write_text(dir, "kope_child.h", kope_embedded_file("kope_child.h", NULL), err)) ||
-      (rc = write_text(dir, "kope_cuda_rt.h", kope_embedded_file("kope_cuda_rt.h", NULL), err)))
+      (rc = kope_target_write_embedded(dir, cuda_headers, err)))
     goto out;
   ok = vendor_nvcc(t, v, dir, rt, req->timeout_s, &log, &out->seconds);
   rc = nvcc_outcome(ok, log, dir, out, err);
@@ -423,8 +425,8 @@ static int build_vendor(kope_target *t, const kope_build_req *req, kope_build_ou
                         kope_err *err)
 {
   const kope_op_vendor *v = kope_op_vendor_for(req->op, KOPE_OP_VENDOR_CUDA);
-  char key[65], *shim, *gen, *blob, *name;
-  kope_buf libs;
+  char *shim, *gen, *name;
+  kope_buf blob;
   size_t i;
   int rc;
 
@@ -433,21 +435,19 @@ static int build_vendor(kope_target *t, const kope_build_req *req, kope_build_ou
                         "baseline (vendor_cuda in op.json)", kope_op_name(req->op));
   shim = kope_cuda_vendor_shim_source(req->op);
   gen = gencode_flags(t);
-  kope_buf_init(&libs, 0);
+  kope_buf_init(&blob, 0);
+  kope_buf_printf(&blob, "cuda-vendor\n%s\n%s\n%s\n", t->compiler, t->default_flags, gen);
   for (i = 0; i < v->nlibs; i++)
-    kope_buf_printf(&libs, "%s ", v->libs[i]);
-  blob = kope_sprintf("cuda-vendor\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s", t->compiler,
-                      t->default_flags, gen, libs.data ? libs.data : "", shim,
-                      kope_embedded_file("kope_child.c", NULL),
-                      kope_embedded_file("kope_child.h", NULL),
-                      kope_embedded_file("kope_cuda_rt.h", NULL), req->source);
-  kope_sha256_hex(blob, strlen(blob), key);
-  name = kope_sprintf("%s-cuvendor-%.16s", kope_op_name(req->op), key);
-  rc = kope_target_cached_build(t, name, vendor_build_in, req, shim, out, err);
-  kope_buf_release(&libs);
-  free(name);
-  free(blob);
+    kope_buf_printf(&blob, "%s ", v->libs[i]);
+  kope_buf_printf(&blob, "\n%s\n%s\n%s\n%s\n%s", shim, kope_embedded_file("kope_child.c", NULL),
+                  kope_embedded_file("kope_child.h", NULL),
+                  kope_embedded_file("kope_cuda_rt.h", NULL), req->source);
+  name = gen && shim ? kope_target_cache_name(blob.data, "%s-cuvendor", kope_op_name(req->op))
+                     : NULL;
+  kope_buf_release(&blob);
   free(gen);
+  rc = kope_target_cached_build(t, name, vendor_build_in, req, shim, out, err);
+  free(name);
   free(shim);
   return rc;
 }
@@ -547,10 +547,9 @@ static int fill_probe(kope_target *t, const char *dir, void *ctx, kope_err *err)
 /* The probe program, built once and cached (caller frees). */
 static char *probe_exe(kope_target *t, kope_err *err)
 {
-  char key[65], *blob = kope_sprintf("%s\n%s", t->compiler, probe_src), *entry, *exe;
+  char *blob = kope_sprintf("%s\n%s", t->compiler, probe_src), *entry, *exe;
 
-  kope_sha256_hex(blob, strlen(blob), key);
-  entry = kope_sprintf("build/cuda-probe-%.16s", key);
+  entry = kope_target_cache_name(blob, "build/cuda-probe");
   exe = cached_file(t, entry, "probe", fill_probe, err);
   free(entry);
   free(blob);

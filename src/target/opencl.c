@@ -104,25 +104,14 @@ static int run(const char **argv, const char *cwd, const kope_env *env, double t
 /* Write the embedded sources and headers into dir. */
 static int write_files(const char *dir, kope_err *err)
 {
-  int i, rc = KOPE_OK;
+  static const char *const expr_h[] = {"expr.h", NULL};
   char *sub = kope_path_join(dir, "core");
+  int rc = kope_mkdirs(sub, err);
 
-  rc = kope_mkdirs(sub, err);
-  for (i = 0; ocl_files[i] && rc == KOPE_OK; i++) {
-    size_t n;
-    const char *data = kope_embedded_file(ocl_files[i], &n);
-    char *path = kope_path_join(dir, ocl_files[i]);
-    if (!data)
-      rc = kope_err_set(err, KOPE_EINTERNAL, "embedded file %s missing", ocl_files[i]);
-    else
-      rc = kope_file_write_atomic(path, data, n, err);
-    free(path);
-    if (rc == KOPE_OK && !strcmp(ocl_files[i], "expr.h")) {
-      path = kope_path_join(sub, "expr.h");
-      rc = kope_file_write_atomic(path, data, n, err);
-      free(path);
-    }
-  }
+  if (rc == KOPE_OK)
+    rc = kope_target_write_embedded(dir, ocl_files, err);
+  if (rc == KOPE_OK)
+    rc = kope_target_write_embedded(sub, expr_h, err);   /* also as core/expr.h */
   free(sub);
   return rc;
 }
@@ -130,12 +119,14 @@ static int write_files(const char *dir, kope_err *err)
 static int cc(const char *dir, const char *const *args, char **log)
 {
   const char *argv[24];
-  char *hold = kope_strdup(OCL_CFLAGS), *tok, *save = NULL;
+  char *hold = NULL;
   int n = 0, code, rc;
 
   argv[n++] = OCL_CC;
-  for (tok = strtok_r(hold, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
-    argv[n++] = tok;
+  if (kope_target_add_flags(argv, &n, 16, OCL_CFLAGS, &hold) != 0) {
+    *log = kope_strdup("out of memory (compiler command line)");
+    return -1;
+  }
   argv[n++] = "-I.";
   while (*args && n < 23)
     argv[n++] = *args++;
@@ -176,7 +167,7 @@ static int fill_runtime(kope_target *t, const char *dir, void *ctx, kope_err *er
  * or NULL with err. */
 static char *runtime_dir(kope_target *t, kope_err *err)
 {
-  char key[65], *entry, *dir = NULL;
+  char *entry, *dir;
   kope_buf blob;
   size_t i;
 
@@ -184,12 +175,9 @@ static char *runtime_dir(kope_target *t, kope_err *err)
   kope_buf_printf(&blob, "%s\n%s\n", t->compiler, OCL_CFLAGS);
   for (i = 0; ocl_files[i]; i++)
     kope_buf_printf(&blob, "%s\n%s\n", ocl_files[i], kope_embedded_file(ocl_files[i], NULL));
-  kope_sha256_hex(blob.data, blob.len, key);
+  entry = kope_target_cache_name(blob.data ? blob.data : "", "obj/ocl");
   kope_buf_release(&blob);
-  entry = kope_sprintf("obj/ocl-%.16s", key);
-  if (kope_target_cache_entry(t, entry, "kope-oclc", fill_runtime, NULL, &dir, NULL, err) ==
-          KOPE_OK && !dir)
-    kope_err_set(err, KOPE_EENV, "target opencl: kope-oclc was not built");
+  dir = kope_target_cached_dir(t, entry, "kope-oclc", fill_runtime, NULL, "kope-oclc", err);
   free(entry);
   return dir;
 }

@@ -3,6 +3,7 @@
  * name, the flag allow-list check, compiler-output trimming, the generated
  * call shim and access to the embedded child runtime sources.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,14 +24,20 @@ struct kope_embedded_file {
 };
 extern const struct kope_embedded_file kope_embedded[];
 
-/* An option, else the first of the environment variables that is set. */
-static char *opt_or_env(const char *opt, const char *env1, const char *env2)
+/* An option, else the first of the environment variables that is set
+ * (a copy; NULL when none is, and *nomem set when the copy failed). */
+static char *opt_or_env(const char *opt, const char *env1, const char *env2, int *nomem)
 {
   const char *v = opt && *opt ? opt : getenv(env1);
+  char *copy;
 
   if ((!v || !*v) && env2)
     v = getenv(env2);
-  return v && *v ? kope_strdup(v) : NULL;
+  if (!v || !*v)
+    return NULL;
+  if (!(copy = kope_strdup(v)))
+    *nomem = 1;
+  return copy;
 }
 
 kope_target *kope_target_open_opts(const char *name, const kope_target_opts *o,
@@ -38,7 +45,7 @@ kope_target *kope_target_open_opts(const char *name, const kope_target_opts *o,
 {
   kope_target *t;
   char *home;
-  int i;
+  int i, nomem = 0;
 
   for (i = 0; targets[i]; i++)
     if (!strcmp(targets[i]->name, name))
@@ -56,8 +63,13 @@ kope_target *kope_target_open_opts(const char *name, const kope_target_opts *o,
   home = kope_home_dir();
   t->cache_dir = kope_path_join(home, "cache");
   free(home);
-  t->want_device = opt_or_env(o ? o->device : NULL, "KOPE_OCL_DEVICE", "KOPE_DEVICE");
-  t->cuda_arch = opt_or_env(o ? o->cuda_arch : NULL, "KOPE_CUDA_ARCH", NULL);
+  t->want_device = opt_or_env(o ? o->device : NULL, "KOPE_OCL_DEVICE", "KOPE_DEVICE", &nomem);
+  t->cuda_arch = opt_or_env(o ? o->cuda_arch : NULL, "KOPE_CUDA_ARCH", NULL, &nomem);
+  if (nomem || !t->cache_dir) {
+    kope_err_nomem(err, "target");
+    kope_target_free(t);
+    return NULL;
+  }
   if (t->vt->init(t, err) != KOPE_OK) {
     kope_target_free(t);
     return NULL;
@@ -202,6 +214,34 @@ static int flag_allowed(const kope_target *t, const char *f)
   return 0;
 }
 
+int kope_target_write_embedded(const char *dir, const char *const *names, kope_err *err)
+{
+  int rc = KOPE_OK;
+
+  for (; *names && rc == KOPE_OK; names++) {
+    size_t n;
+    const char *data = kope_embedded_file(*names, &n);
+    char *path = kope_path_join(dir, *names);
+    if (!data)
+      rc = kope_err_set(err, KOPE_EINTERNAL, "embedded file %s missing", *names);
+    else
+      rc = kope_file_write_atomic(path, data, n, err);
+    free(path);
+  }
+  return rc;
+}
+
+int kope_target_add_flags(const char **argv, int *n, int max, const char *flags, char **hold)
+{
+  char *tok, *save = NULL;
+
+  if (!(*hold = kope_strdup(flags ? flags : "")))
+    return -1;
+  for (tok = strtok_r(*hold, " ", &save); tok && *n < max - 1; tok = strtok_r(NULL, " ", &save))
+    argv[(*n)++] = tok;
+  return 0;
+}
+
 int kope_target_check_flags(const kope_target *t, const char *flags, kope_err *err)
 {
   char *copy, *tok, *save = NULL;
@@ -209,7 +249,8 @@ int kope_target_check_flags(const kope_target *t, const char *flags, kope_err *e
 
   if (!flags || !*flags)
     return KOPE_OK;
-  copy = kope_strdup(flags);
+  if (!(copy = kope_strdup(flags)))
+    return kope_err_nomem(err, "compiler flags");
   for (tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
     if (!flag_allowed(t, tok)) {
       rc = kope_err_set(err, KOPE_EINPUT,
@@ -236,35 +277,71 @@ int kope_target_cache_entry(kope_target *t, const char *entry, const char *marke
                             kope_cache_fill_fn fill, void *ctx, char **dir, int *cached,
                             kope_err *err)
 {
-  char *path = kope_path_join(t->cache_dir, entry), *tmp = NULL, *parent;
+  char *path = entry ? kope_path_join(t->cache_dir, entry) : NULL, *tmp = NULL, *parent;
   int rc = KOPE_OK;
 
   *dir = NULL;
   if (cached)
     *cached = 0;
-  if (entry_done(path, marker)) {
+  if (path && entry_done(path, marker)) {
     if (cached)
       *cached = 1;
     *dir = path;
     return KOPE_OK;
   }
   parent = kope_strdup(path);
+  tmp = path ? kope_sprintf("%s.tmpXXXXXX", path) : NULL;
+  if (!parent || !tmp || !*tmp) {
+    rc = kope_err_nomem(err, "cache entry");
+    goto out;
+  }
   *strrchr(parent, '/') = '\0';
-  tmp = kope_sprintf("%s.tmpXXXXXX", path);
   if ((rc = kope_mkdirs(parent, err)) == KOPE_OK && !mkdtemp(tmp))
     rc = kope_err_set(err, KOPE_EENV, "cannot create a build directory %s", tmp);
   if (rc == KOPE_OK && (rc = fill(t, tmp, ctx, err)) == KOPE_OK && entry_done(tmp, marker)) {
     if (rename(tmp, path) != 0 && !entry_done(path, marker))
       rc = kope_err_set(err, KOPE_EENV, "cannot store %s in the cache", path);
     else
-      *dir = kope_strdup(path);
+      *dir = path, path = NULL;
   }
   if (kope_is_dir(tmp))
     kope_rmtree(tmp);
+out:
   free(tmp);
   free(parent);
   free(path);
   return rc;
+}
+
+char *kope_target_cache_name(const char *blob, const char *fmt, ...)
+{
+  char key[65];
+  kope_buf b;
+  va_list ap;
+
+  if (!blob)
+    return NULL;
+  kope_sha256_hex(blob, strlen(blob), key);
+  kope_buf_init(&b, 0);
+  va_start(ap, fmt);
+  kope_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  if (kope_buf_printf(&b, "-%.16s", key) != 0) {
+    kope_buf_release(&b);
+    return NULL;
+  }
+  return kope_buf_steal(&b);
+}
+
+char *kope_target_cached_dir(kope_target *t, const char *entry, const char *marker,
+                             kope_cache_fill_fn fill, void *ctx, const char *what,
+                             kope_err *err)
+{
+  char *dir = NULL;
+
+  if (kope_target_cache_entry(t, entry, marker, fill, ctx, &dir, NULL, err) == KOPE_OK && !dir)
+    kope_err_set(err, KOPE_EENV, "target %s: %s was not built", t->vt->name, what);
+  return dir;
 }
 
 typedef struct build_fill {
@@ -287,7 +364,7 @@ int kope_target_cached_build(kope_target *t, const char *name, kope_build_in_fn 
                              kope_err *err)
 {
   build_fill f = {build_in, req, ctx, out};
-  char *entry = kope_sprintf("build/%s", name), *dir = NULL;
+  char *entry = name ? kope_sprintf("build/%s", name) : NULL, *dir = NULL;
   int rc = kope_target_cache_entry(t, entry, "worker", fill_build, &f, &dir, &out->cached, err);
 
   if (rc == KOPE_OK && dir) {

@@ -85,10 +85,30 @@ typedef int (*kope_cache_fill_fn)(kope_target *t, const char *dir, void *ctx, ko
  * <entry>.tmpXXXXXX beside it, which is renamed into place when fill
  * returned KOPE_OK and left the marker (*dir then set, caller frees); a
  * fill without the marker stores nothing (*dir NULL, KOPE_OK: a compile
- * error the caller reports). cached may be NULL. */
+ * error the caller reports). cached may be NULL. An entry NULL (a name
+ * that could not be allocated) is KOPE_ENOMEM. */
 int kope_target_cache_entry(kope_target *t, const char *entry, const char *marker,
                             kope_cache_fill_fn fill, void *ctx, char **dir, int *cached,
                             kope_err *err);
+/* The name of a cache entry: fmt's text, "-" and the first 16 hex digits
+ * of the SHA-256 of blob (everything the entry depends on). Caller frees;
+ * NULL when blob is NULL or out of memory (kope_target_cache_entry then
+ * reports KOPE_ENOMEM). */
+char *kope_target_cache_name(const char *blob, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* kope_target_cache_entry for an entry that must exist after its fill:
+ * its directory (caller frees), or NULL with err set, "target T: <what>
+ * was not built" when fill stored nothing. */
+char *kope_target_cached_dir(kope_target *t, const char *entry, const char *marker,
+                             kope_cache_fill_fn fill, void *ctx, const char *what,
+                             kope_err *err);
+/* Write the embedded files named in names (NULL-terminated) into dir, each
+ * under its own name. KOPE_OK, or an error (a missing file: KOPE_EINTERNAL). */
+int kope_target_write_embedded(const char *dir, const char *const *names, kope_err *err);
+/* Split the flag string flags (NULL: none) at spaces into argv[*n...],
+ * at most up to max - 1 entries; the copy the entries point into is kept
+ * in *hold (caller frees). 0, or -1 when out of memory (argv unchanged). */
+int kope_target_add_flags(const char **argv, int *n, int max, const char *flags, char **hold);
 /* Builds a worker into the fresh directory dir (ctx: the caller's). */
 typedef int (*kope_build_in_fn)(kope_target *t, const kope_build_req *req, const char *dir,
                                 kope_build_out *out, kope_err *err, void *ctx);

@@ -63,51 +63,27 @@ static int ci_contains(const char *hay, const char *needle)
   return n == 0;
 }
 
-/* Find the device that want names; 0 or -1. */
-static int pick(kope_ocl_dev *d, const char *want, char *msg, size_t size)
+/* One device of a walk over every platform: its index among all devices,
+ * its platform and that platform's name. */
+typedef struct ocl_seen {
+  int index;
+  cl_platform_id platform;
+  const char *pname;
+  cl_device_id device;
+} ocl_seen;
+
+/* Hand every device of every platform (16 of each at most) to visit until
+ * it returns non-zero (*stopped then 1). Returns the number of devices
+ * handed over, or -1 when there is no platform. */
+static int each_device(int (*visit)(void *ctx, const ocl_seen *s), void *ctx, int *stopped)
 {
   cl_platform_id plats[16];
   cl_uint np = 0, p;
-  int index = 0, numeric = want[0] && strspn(want, "0123456789") == strlen(want);
-  int target = numeric ? atoi(want) : -1;
+  ocl_seen s = {0, 0, NULL, 0};
 
-  if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS || np == 0) {
-    snprintf(msg, size, "no OpenCL platform (install an ICD, e.g. pocl-opencl-icd)");
+  *stopped = 0;
+  if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS || np == 0)
     return -1;
-  }
-  for (p = 0; p < np && p < 16; p++) {
-    cl_device_id devs[16];
-    cl_uint nd = 0, k;
-    char pname[128] = "";
-    clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
-    if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &nd) != CL_SUCCESS)
-      continue;
-    for (k = 0; k < nd && k < 16; k++, index++) {
-      char dname[120] = "";
-      clGetDeviceInfo(devs[k], CL_DEVICE_NAME, sizeof dname, dname, NULL);
-      snprintf(d->name, sizeof d->name, "%s / %s", pname, dname);
-      if (numeric ? index == target : ci_contains(d->name, want)) {
-        cl_device_type t = 0;
-        clGetDeviceInfo(devs[k], CL_DEVICE_TYPE, sizeof t, &t, NULL);
-        d->platform = plats[p];
-        d->device = devs[k];
-        d->is_cpu = (t & CL_DEVICE_TYPE_CPU) != 0;
-        return 0;
-      }
-    }
-  }
-  snprintf(msg, size, "no OpenCL device matches '%s' (%d devices; see clinfo -l)", want, index);
-  return -1;
-}
-
-int kope_ocl_list(FILE *f)
-{
-  cl_platform_id plats[16];
-  cl_uint np = 0, p;
-  int index = 0;
-
-  if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS)
-    return 0;
   for (p = 0; p < np && p < 16; p++) {
     cl_device_id devs[16];
     cl_uint nd = 0, k;
@@ -115,16 +91,79 @@ int kope_ocl_list(FILE *f)
     clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname, pname, NULL);
     if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &nd) != CL_SUCCESS)
       continue;
-    for (k = 0; k < nd && k < 16; k++, index++) {
-      char dname[256] = "", ver[256] = "";   /* too small a buffer: the call fails, empty */
-      cl_uint cus = 0;
-      clGetDeviceInfo(devs[k], CL_DEVICE_NAME, sizeof dname, dname, NULL);
-      clGetDeviceInfo(devs[k], CL_DEVICE_VERSION, sizeof ver, ver, NULL);
-      clGetDeviceInfo(devs[k], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
-      fprintf(f, "%d: %s / %s (%s, %u compute units)\n", index, pname, dname, ver, cus);
+    s.platform = plats[p];
+    s.pname = pname;
+    for (k = 0; k < nd && k < 16; k++, s.index++) {
+      s.device = devs[k];
+      if (visit(ctx, &s)) {
+        *stopped = 1;
+        return s.index + 1;
+      }
     }
   }
-  return index;
+  return s.index;
+}
+
+typedef struct ocl_want {
+  kope_ocl_dev *d;
+  const char *want;
+  int numeric, target;
+} ocl_want;
+
+/* Whether s is the wanted device (then d holds it). */
+static int pick_visit(void *ctx, const ocl_seen *s)
+{
+  ocl_want *w = ctx;
+  kope_ocl_dev *d = w->d;
+  char dname[120] = "";
+  cl_device_type t = 0;
+
+  clGetDeviceInfo(s->device, CL_DEVICE_NAME, sizeof dname, dname, NULL);
+  snprintf(d->name, sizeof d->name, "%s / %s", s->pname, dname);
+  if (!(w->numeric ? s->index == w->target : ci_contains(d->name, w->want)))
+    return 0;
+  clGetDeviceInfo(s->device, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+  d->platform = s->platform;
+  d->device = s->device;
+  d->is_cpu = (t & CL_DEVICE_TYPE_CPU) != 0;
+  return 1;
+}
+
+/* Find the device that want names; 0 or -1. */
+static int pick(kope_ocl_dev *d, const char *want, char *msg, size_t size)
+{
+  int numeric = want[0] && strspn(want, "0123456789") == strlen(want);
+  ocl_want w = {d, want, numeric, numeric ? atoi(want) : -1};
+  int stopped, n = each_device(pick_visit, &w, &stopped);
+
+  if (n < 0) {
+    snprintf(msg, size, "no OpenCL platform (install an ICD, e.g. pocl-opencl-icd)");
+    return -1;
+  }
+  if (stopped)
+    return 0;
+  snprintf(msg, size, "no OpenCL device matches '%s' (%d devices; see clinfo -l)", want, n);
+  return -1;
+}
+
+/* Print one line for s to the FILE ctx. */
+static int list_visit(void *ctx, const ocl_seen *s)
+{
+  char dname[256] = "", ver[256] = "";   /* too small a buffer: the call fails, empty */
+  cl_uint cus = 0;
+
+  clGetDeviceInfo(s->device, CL_DEVICE_NAME, sizeof dname, dname, NULL);
+  clGetDeviceInfo(s->device, CL_DEVICE_VERSION, sizeof ver, ver, NULL);
+  clGetDeviceInfo(s->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
+  fprintf(ctx, "%d: %s / %s (%s, %u compute units)\n", s->index, s->pname, dname, ver, cus);
+  return 0;
+}
+
+int kope_ocl_list(FILE *f)
+{
+  int stopped, n = each_device(list_visit, f, &stopped);
+
+  return n < 0 ? 0 : n;
 }
 
 int kope_ocl_open(kope_ocl_dev *d, char *msg, size_t size)
