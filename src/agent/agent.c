@@ -100,27 +100,36 @@ static int begin_session(agent *a, kope_err *err)
                           : kope_sprintf("%s/runs/%s/readonly-%lld", home, kope_op_name(a->op),
                                          (long long)time(NULL));
   free(home);
+  if (!a->run_dir)
+    return kope_err_nomem(err, "run directory");
   return kope_mkdirs(a->run_dir, err);
 }
 
 /* ---- the starting kernel ---- */
 
-static void adopt(agent *a, const char *src, const kope_report *r)
+/* src (copied) becomes the incumbent; KOPE_ENOMEM leaves the old one. */
+static int adopt(agent *a, const char *src, const kope_report *r)
 {
   if (src != a->inc_src) {
+    char *copy = kope_strdup(src);
+    if (!copy)
+      return KOPE_ENOMEM;
     free(a->inc_src);
-    a->inc_src = kope_strdup(src);
+    a->inc_src = copy;
   }
   a->inc_correct = r && kope_report_accepted(r);
   a->inc_ref = a->inc_correct ? kope_report_speedup_ref(r) : 0.0;
   a->inc_ven = a->inc_correct ? kope_report_speedup_vendor(r) : 0.0;
   a->inc_roof = a->inc_correct ? kope_report_roofline(r) : 0.0;
+  return KOPE_OK;
 }
 
-static void set_feedback(agent *a, const char *fb)
+/* KOPE_OK, or KOPE_ENOMEM (the feedback then none). */
+static int set_feedback(agent *a, const char *fb)
 {
   free(a->feedback);
   a->feedback = fb ? kope_strdup(fb) : NULL;
+  return fb && !a->feedback ? KOPE_ENOMEM : KOPE_OK;
 }
 
 /* The starting kernel: --from, else the target's seed (seed.c, seed.cl).
@@ -137,6 +146,8 @@ static int start(agent *a, kope_err *err)
   kope_report *r;
   int rc;
 
+  if (!path)
+    return kope_err_nomem(err, "starting kernel path");
   a->inc_src = kope_file_read(path, NULL, err);
   if (a->inc_src && a->o->start_plain) {
     plain = kope_knobs_plain(a->inc_src, path, err);
@@ -152,8 +163,10 @@ static int start(agent *a, kope_err *err)
   adopt(a, a->inc_src, r);
   a->res->seed_ref = a->inc_ref;
   a->res->seed_vendor = a->inc_ven;
-  set_feedback(a, kope_report_feedback(r));
-  rc = kope_agent_record_start(a, r, err);
+  if (set_feedback(a, kope_report_feedback(r)) != KOPE_OK)
+    rc = kope_err_nomem(err, "feedback");
+  else
+    rc = kope_agent_record_start(a, r, err);
   kope_report_free(r);
   return rc;
 }
@@ -353,15 +366,18 @@ static int record_batch(agent *a, attempt *at, size_t n, kope_err *err)
       win = i;
   }
   if (win < n) {
-    adopt(a, at[win].p.source, at[win].r2 ? at[win].r2 : at[win].r);
+    if (adopt(a, at[win].p.source, at[win].r2 ? at[win].r2 : at[win].r) != KOPE_OK)
+      return kope_err_nomem(err, "incumbent");
     a->inc_remeasured = at[win].r2 != NULL;
     a->inc_case = at[win].case_id;
     a->res->promotions++;
     if ((rc = kope_evaluator_set_base(a->ev, a->inc_src, err)) != KOPE_OK)
       return rc;
   }
-  set_feedback(a, n ? (at[n - 1].r ? kope_report_feedback(at[n - 1].r) : at[n - 1].p.no_kernel)
-                    : NULL);
+  if (set_feedback(a, n ? (at[n - 1].r ? kope_report_feedback(at[n - 1].r)
+                                        : at[n - 1].p.no_kernel)
+                        : NULL) != KOPE_OK)
+    return kope_err_nomem(err, "feedback");
   return kope_agent_save_state(a, err);
 }
 
@@ -467,7 +483,10 @@ static int final_remeasure(agent *a, kope_err *err)
     }
   if (best < n) {
     a->res->final_replaced_case = a->inc_case ? a->inc_case : -1;
-    adopt(a, pick[best]->source, r[best]);
+    if (adopt(a, pick[best]->source, r[best]) != KOPE_OK) {
+      rc = kope_err_nomem(err, "incumbent");
+      goto out;
+    }
     a->inc_case = pick[best]->case_id;
     a->inc_remeasured = 1;
     rc = kope_agent_save_state(a, err);

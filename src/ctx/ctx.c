@@ -93,15 +93,27 @@ kope_ctx_item *kope_ctx_push(kope_ctx *c, int tier, int kind, const char *title,
   it->thought_id = kope_strdup("");
   it->verdict = kope_strdup("");
   it->target = kope_strdup("");
+  if (!it->title || !it->text || !it->op || !it->category || !it->layer || !it->thought_id ||
+      !it->verdict || !it->target) {
+    kope_ctx_pop(c);
+    c->nomem = 1;
+    return NULL;
+  }
   it->score.label = -1;
   it->tokens = kope_ctx_estimate(&c->b, it->title) + kope_ctx_estimate(&c->b, it->text) + 4;
   return it;
 }
 
-void kope_ctx_set(char **field, const char *v)
+void kope_ctx_set(kope_ctx *c, char **field, const char *v)
 {
+  char *copy = kope_strdup(v ? v : "");
+
+  if (!copy) {
+    c->nomem = 1;   /* the old value stays; the build fails */
+    return;
+  }
   free(*field);
-  *field = kope_strdup(v ? v : "");
+  *field = copy;
 }
 
 static void item_release(kope_ctx_item *it)

@@ -23,7 +23,9 @@ struct kope_ctx {
  * memory (c->nomem is set; nothing was added, so do not admit). */
 kope_ctx_item *kope_ctx_push(kope_ctx *c, int tier, int kind, const char *title,
                              const char *text);
-void kope_ctx_set(char **field, const char *v);
+/* Replace *field (owned) by a copy of v (NULL: ""); out of memory keeps the
+ * old value and sets c->nomem. */
+void kope_ctx_set(kope_ctx *c, char **field, const char *v);
 int kope_ctx_admit(kope_ctx *c);
 void kope_ctx_pop(kope_ctx *c);
 

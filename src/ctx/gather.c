@@ -428,14 +428,14 @@ static void push_case(kope_ctx *c, int tier, int kind, const kope_mem_rec *r, do
            other ? ", on target " : "", other ? r->target : "");
   if (!(it = kope_ctx_push(c, tier, kind, title, r->summary)))
     return;   /* out of memory: c->nomem fails the build */
-  kope_ctx_set(&it->target, r->target);
+  kope_ctx_set(c, &it->target, r->target);
   it->other_target = other;
   it->case_id = r->case_id ? r->case_id : r->id;
-  kope_ctx_set(&it->op, r->op);
-  kope_ctx_set(&it->category, category);
-  kope_ctx_set(&it->layer, r->layer);
-  kope_ctx_set(&it->thought_id, r->thought_id);
-  kope_ctx_set(&it->verdict, r->verdict);
+  kope_ctx_set(c, &it->op, r->op);
+  kope_ctx_set(c, &it->category, category);
+  kope_ctx_set(c, &it->layer, r->layer);
+  kope_ctx_set(c, &it->thought_id, r->thought_id);
+  kope_ctx_set(c, &it->verdict, r->verdict);
   it->score = r->score;
   it->relevance = rel;
   kope_ctx_admit(c);
@@ -450,9 +450,9 @@ static void push_digest(kope_ctx *c, int tier, const kope_mem_digest *d, double 
            d->target, d->category);
   if (!(it = kope_ctx_push(c, tier, KOPE_CTX_DIGEST, title, d->text)))
     return;   /* out of memory: c->nomem fails the build */
-  kope_ctx_set(&it->category, d->category);
-  kope_ctx_set(&it->layer, d->layer);
-  kope_ctx_set(&it->thought_id, d->thought_id);
+  kope_ctx_set(c, &it->category, d->category);
+  kope_ctx_set(c, &it->layer, d->layer);
+  kope_ctx_set(c, &it->thought_id, d->thought_id);
   it->attempts = d->attempts;
   it->n_correct = d->n_correct;
   it->n_effective = d->n_label[KOPE_LABEL_EFFECTIVE];
@@ -716,10 +716,16 @@ int kope_ctx_add_cards(kope_ctx *c, kope_err *err)
 
   (void)err;
   kope_buf_init(&titles, 0);
-  paths = list_cards(dir, &n, &c->nomem);
+  if (dir)
+    paths = list_cards(dir, &n, &c->nomem);
+  else
+    paths = NULL, n = 0, c->nomem = 1;
   for (i = 0; i < n; i++) {
-    char *text = kope_file_read(paths[i], NULL, NULL);
+    kope_err re = {0, ""};
+    char *text = kope_file_read(paths[i], NULL, &re);
     card k;
+    if (re.code == KOPE_ENOMEM)
+      c->nomem = 1;   /* an unreadable card is left out; a card out of memory fails */
     if (text) {
       parse_card(text, cat, &k);
       if (k.applies && full) {
@@ -734,7 +740,9 @@ int kope_ctx_add_cards(kope_ctx *c, kope_err *err)
     long last = c->s->step - 1 - (c->s->step - 1) % KOPE_CTX_CARD_EVERY + 1;
     char *t = kope_sprintf("Shown in full at step %ld and again every %d steps: %s.", last,
                            KOPE_CTX_CARD_EVERY, titles.data);
-    if (kope_ctx_push(c, KOPE_TIER_COLD, KOPE_CTX_CARD, "Knowledge cards (reminder)", t))
+    if (!t)
+      c->nomem = 1;
+    else if (kope_ctx_push(c, KOPE_TIER_COLD, KOPE_CTX_CARD, "Knowledge cards (reminder)", t))
       kope_ctx_admit(c);
     free(t);
   }

@@ -27,6 +27,7 @@ struct kope_op {
   kope_op_vendor vendor_cuda;     /* "vendor_cuda"; path NULL when absent */
   char *strs[KOPE_OP_MAX_STRS];   /* every string the op owns */
   size_t nstrs;
+  int nomem;                      /* a copy failed: kope_op_load reports KOPE_ENOMEM */
 };
 
 #endif

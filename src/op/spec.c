@@ -46,7 +46,9 @@ static char *own(kope_op *op, const char *s)
 {
   char *c = kope_strdup(s);
 
-  if (op->nstrs < KOPE_OP_MAX_STRS)
+  if (!c)
+    op->nomem = 1;
+  else if (op->nstrs < KOPE_OP_MAX_STRS)
     op->strs[op->nstrs++] = c;
   return c;
 }
@@ -65,7 +67,8 @@ static int get_str(kope_op *op, json_t *obj, const char *key, const char *field,
   }
   if (!json_is_string(v))
     return bad(op, err, field, "expected a string");
-  *out = own(op, json_string_value(v));
+  if (!(*out = own(op, json_string_value(v))))
+    return kope_err_nomem(err, field);
   return KOPE_OK;
 }
 
@@ -119,12 +122,12 @@ static int get_expr(kope_op *op, json_t *v, const char *field, const char **out,
   if (json_is_integer(v)) {
     snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
     *out = own(op, buf);
-    return KOPE_OK;
-  }
-  if (!json_is_string(v))
+  } else if (!json_is_string(v)) {
     return bad(op, err, field, "expected an integer expression (string or integer)");
-  *out = own(op, json_string_value(v));
-  return KOPE_OK;
+  } else {
+    *out = own(op, json_string_value(v));
+  }
+  return *out ? KOPE_OK : kope_err_nomem(err, field);
 }
 
 static int parse_tolerance(kope_op *op, json_t *t, const char *field, kope_arg *a,
@@ -506,6 +509,8 @@ static int parse_file_field(kope_op *op, json_t *root, const char *key, const ch
   p = kope_path_join(op->dir, rel);
   *path = own(op, p);
   free(p);
+  if (!*path)
+    return kope_err_nomem(err, field);
   if (!kope_is_file(*path))
     return bad(op, err, field, "file '%s' does not exist", *path);
   return KOPE_OK;
@@ -568,11 +573,12 @@ static int parse_vendor_obj(kope_op *op, json_t *root, const char *key, kope_op_
     snprintf(f, sizeof f, "%s.libs[%zu]", key, i);
     if (!json_is_string(l) || !kope_op_vendor_lib_flag(lang, json_string_value(l)))
       return bad(op, err, f, "expected one of %s", vendor_lib_names(lang));
-    if (out->nlibs < KOPE_OP_VENDOR_MAX_LIBS)
-      out->libs[out->nlibs++] = own(op, json_string_value(l));
+    if (out->nlibs < KOPE_OP_VENDOR_MAX_LIBS &&
+        !(out->libs[out->nlibs++] = own(op, json_string_value(l))))
+      return kope_err_nomem(err, f);
   }
-  if (!out->name)
-    out->name = own(op, out->nlibs ? out->libs[0] : "vendor");
+  if (!out->name && !(out->name = own(op, out->nlibs ? out->libs[0] : "vendor")))
+    return kope_err_nomem(err, key);
   return KOPE_OK;
 }
 
@@ -703,6 +709,12 @@ kope_op *kope_op_load(const char *name_or_path, const char *ops_dir, kope_err *e
   const char *base;
   int rc = KOPE_OK;
 
+  if (!op || !dir) {
+    free(op);
+    free(dir);
+    kope_err_nomem(err, "operator");
+    return NULL;
+  }
   while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
     dir[strlen(dir) - 1] = '\0';
   base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
@@ -710,6 +722,8 @@ kope_op *kope_op_load(const char *name_or_path, const char *ops_dir, kope_err *e
   op->folder = own(op, base);
   spec = kope_path_join(dir, "op.json");
   op->spec_path = own(op, spec);
+  if (op->nomem)
+    goto out;
   if (!kope_is_dir(dir)) {
     rc = kope_err_set(err, KOPE_EINPUT, "unknown operator '%s': no folder %s",
                       name_or_path, dir);
@@ -727,6 +741,8 @@ kope_op *kope_op_load(const char *name_or_path, const char *ops_dir, kope_err *e
   }
   rc = parse_spec(op, root, err);
 out:
+  if (op->nomem)   /* whatever else a failed copy made go wrong */
+    rc = kope_err_nomem(err, "operator");
   json_decref(root);
   free(dir);
   free(spec);
@@ -759,28 +775,40 @@ int kope_ops_list(const char *dir, char ***names, size_t *n, kope_err *err)
 {
   DIR *d = opendir(dir);
   struct dirent *e;
-  size_t cap = 64;
+  size_t cap = 0;
+  int rc = KOPE_OK;
 
   *n = 0;
-  *names = malloc(cap * sizeof **names);
+  *names = NULL;
   if (!d)
     return kope_err_set(err, KOPE_EINPUT, "%s: cannot open operator directory", dir);
-  while ((e = readdir(d))) {
+  while (rc == KOPE_OK && (e = readdir(d))) {
     char *sub, *spec;
     if (e->d_name[0] == '.')
       continue;
     sub = kope_path_join(dir, e->d_name);
     spec = kope_path_join(sub, "op.json");
-    if (kope_is_file(spec)) {
-      if (*n == cap)
-        *names = realloc(*names, (cap *= 2) * sizeof **names);
-      (*names)[(*n)++] = kope_strdup(e->d_name);
+    if (!spec) {
+      rc = kope_err_nomem(err, "operator list");
+    } else if (kope_is_file(spec)) {
+      if (kope_grow(names, &cap, *n + 1, sizeof **names) != KOPE_OK ||
+          !((*names)[*n] = kope_strdup(e->d_name)))
+        rc = kope_err_nomem(err, "operator list");
+      else
+        (*n)++;
     }
     free(sub);
     free(spec);
   }
   closedir(d);
-  qsort(*names, *n, sizeof **names, cmp_str);
+  if (rc != KOPE_OK) {
+    kope_strv_free(*names, *n);
+    *names = NULL;
+    *n = 0;
+    return rc;
+  }
+  if (*n)
+    qsort(*names, *n, sizeof **names, cmp_str);
   return KOPE_OK;
 }
 

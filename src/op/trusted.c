@@ -107,11 +107,15 @@ static int ts_include(ts_state *s, const char *name, const char *file, int no, k
   free(path);
   if (!text)
     return err->code;
-  s->done[s->ndone++] = kope_strdup(name);
+  if (!(s->done[s->ndone] = kope_strdup(name))) {
+    free(text);
+    return kope_err_nomem(err, "vendor helper name");
+  }
+  s->ndone++;
   kope_buf_printf(&s->out, "#line 1 \"_vendor/%s\"\n", name);
   {
     char *hfile = kope_sprintf("_vendor/%s", name);
-    rc = ts_expand(s, text, hfile, 0, err);
+    rc = hfile ? ts_expand(s, text, hfile, 0, err) : kope_err_nomem(err, "vendor helper name");
     free(hfile);
   }
   if (s->out.len && s->out.data[s->out.len - 1] != '\n')

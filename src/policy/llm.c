@@ -105,7 +105,10 @@ static int ask_llm(llm_policy *lp, const kope_ctx *ctx, kope_proposal *out, kope
   if (lp->base.o.json_reply) {
     char *s2 = kope_sprintf("%s%s", sys, json_note);
     free(sys);
-    sys = s2;
+    if (!(sys = s2)) {
+      free(user);
+      return kope_err_nomem(err, "LLM prompt");
+    }
   }
   kope_err_clear(&e);
   rc = kope_llm_chat(lp->llm, sys, user, &r, &e);
@@ -133,6 +136,8 @@ static int ask_llm(llm_policy *lp, const kope_ctx *ctx, kope_proposal *out, kope
     out->title = kope_strdup(out->no_kernel ? "no usable kernel in the reply" : "");
   if (rc == KOPE_OK && !out->rationale)
     out->rationale = kope_strdup("");
+  if (rc == KOPE_OK && (!out->thought_id || !out->layer || !out->title || !out->rationale))
+    rc = kope_err_nomem(err, "LLM proposal");
   kope_llm_reply_release(&r);
   free(sys);
   free(user);
@@ -207,7 +212,8 @@ static char *llm_reflect(kope_policy *p, const kope_ctx *ctx, const kope_proposa
 
   if (!lp->reflector || !ctx || !prop || (!prop->source && !prop->no_kernel))
     return NULL;
-  user = reflect_user(ctx, prop, o);
+  if (!(user = reflect_user(ctx, prop, o)))
+    return NULL;   /* out of memory: no reflection, as documented */
   kope_err_clear(&e);
   if (kope_llm_chat(lp->reflector, reflect_system, user, &r, &e) == KOPE_OK && *r.text)
     res = kope_sprintf("- **Interpretation (%s):** %s", kope_llm_name(lp->reflector), r.text);
@@ -282,6 +288,10 @@ kope_policy *kope_policy_llm_new(const kope_policy_opts *o, int with_tuner, kope
   llm_policy *lp = calloc(1, sizeof *lp);
   kope_llm_opts lo;
 
+  if (!lp) {
+    kope_err_nomem(err, "LLM policy");
+    return NULL;
+  }
   lp->base.vt = with_tuner ? &llm_tuner_vt : &llm_vt;
   lp->base.o = *o;
   lp->base.take_tokens = llm_take_tokens;

@@ -157,6 +157,8 @@ static double ucb(tuner *t, const move *m)
 
 /* ---- proposals ---- */
 
+/* out takes src and copies of the rest: KOPE_OK, or KOPE_ENOMEM when a
+ * copy failed (out owns what was set; the caller releases it). */
 static int fill(kope_proposal *out, char *src, const kope_knob *k, const char *value,
                 const char *thought, const char *why)
 {
@@ -168,7 +170,7 @@ static int fill(kope_proposal *out, char *src, const kope_knob *k, const char *v
   out->thought_id = kope_strdup(thought);
   out->title = kope_strdup(title);
   out->rationale = kope_strdup(why);
-  return KOPE_OK;
+  return out->layer && out->thought_id && out->title && out->rationale ? KOPE_OK : KOPE_ENOMEM;
 }
 
 static size_t list_moves(tuner *t, const kope_ctx *ctx, const kope_knob *k, size_t nk, move *mv)
@@ -313,7 +315,7 @@ static int propose_move(tuner *t, const kope_ctx *ctx, const char *src, const ko
 static int propose_random(tuner *t, const char *src, const kope_knob *k, size_t nk,
                           kope_proposal *out)
 {
-  int tries;
+  int tries, rc;
 
   for (tries = 0; tries < 256; tries++) {
     char *s = kope_strdup(src), *thought = NULL;
@@ -334,9 +336,9 @@ static int propose_random(tuner *t, const char *src, const kope_knob *k, size_t 
       continue;
     }
     thought = kope_knob_thought_id(&k[first], first_v);
-    fill(out, s, &k[first], first_v, thought, "random configuration (blind search baseline)");
+    rc = fill(out, s, &k[first], first_v, thought, "random configuration (blind search baseline)");
     free(thought);
-    return KOPE_OK;
+    return rc;
   }
   return KOPE_EREJECT;
 }

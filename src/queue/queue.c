@@ -83,8 +83,9 @@ kope_queue *kope_queue_open(const char *url, kope_err *err)
   if (q)
     q->shown = kope_strdup(kope_db_path(db));
   kope_db_close(db);
-  if (!q) {
-    kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  if (!q || !q->shown) {
+    kope_queue_close(q);
+    kope_err_nomem(err, "work queue");
     return NULL;
   }
   q->c = PQconnectdb(u);
@@ -144,7 +145,8 @@ static void copy_field(char *dst, size_t size, const PGresult *r, int row, int c
   snprintf(dst, size, "%s", PQgetvalue(r, row, col));
 }
 
-static void read_job(const PGresult *r, int row, kope_job *j)
+/* KOPE_OK, or KOPE_ENOMEM when the options could not be copied. */
+static int read_job(const PGresult *r, int row, kope_job *j)
 {
   memset(j, 0, sizeof *j);
   j->id = strtoll(PQgetvalue(r, row, 0), NULL, 10);
@@ -164,6 +166,7 @@ static void read_job(const PGresult *r, int row, kope_job *j)
   j->best_speedup = strtod(PQgetvalue(r, row, 14), NULL);
   j->age_s = strtod(PQgetvalue(r, row, 15), NULL);
   copy_field(j->stop_reason, sizeof j->stop_reason, r, row, 16);
+  return j->options ? KOPE_OK : KOPE_ENOMEM;
 }
 
 int kope_queue_list(kope_queue *q, kope_job **jobs, size_t *n, kope_err *err)
@@ -176,9 +179,10 @@ int kope_queue_list(kope_queue *q, kope_job **jobs, size_t *n, kope_err *err)
   *n = 0;
   rows = rc == KOPE_OK ? PQntuples(r) : 0;
   if (rows > 0 && !(*jobs = calloc((size_t)rows, sizeof **jobs)))
-    rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+    rc = kope_err_nomem(err, "job list");
   for (i = 0; rc == KOPE_OK && i < rows; i++)
-    read_job(r, i, &(*jobs)[(*n)++]);
+    if (read_job(r, i, &(*jobs)[(*n)++]) != KOPE_OK)
+      rc = kope_err_nomem(err, "job list");
   PQclear(r);
   return rc;
 }
@@ -232,8 +236,11 @@ int kope_queue_claim(kope_queue *q, const char *worker, const char *target,
              "($3::text IS NULL OR target = $3) AND harness = $5 ORDER BY id LIMIT 1 FOR "
              "UPDATE SKIP LOCKED) RETURNING " JOB_COLS, &p, &r, "claiming a job", err);
   if (rc == KOPE_OK && PQntuples(r) == 1) {
-    read_job(r, 0, job);
-    *got = 1;
+    /* out of memory after the claim: the job comes back when its lease ends */
+    if (read_job(r, 0, job) != KOPE_OK)
+      rc = kope_err_nomem(err, "claimed job");
+    else
+      *got = 1;
   }
   PQclear(r);
   return rc;
