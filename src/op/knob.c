@@ -219,10 +219,14 @@ char *kope_knobs_apply(const char *src, const char *name, const char *value, kop
     goto out;
   }
   kope_buf_init(&b, 0);
-  kope_buf_append(&b, src, start);
-  kope_buf_puts(&b, value);
-  kope_buf_puts(&b, src + start + len);
-  res = kope_buf_steal(&b);
+  if (kope_buf_append(&b, src, start) || kope_buf_puts(&b, value) ||
+      kope_buf_puts(&b, src + start + len)) {   /* never a cut kernel */
+    kope_buf_release(&b);
+    kope_err_nomem(err, "knob value");
+    goto out;
+  }
+  if (!(res = kope_buf_steal(&b)))
+    kope_err_nomem(err, "knob value");
 out:
   free(ks);
   return res;
@@ -236,7 +240,10 @@ char *kope_knobs_plain(const char *src, const char *where, kope_err *err)
 
   if (kope_knobs_parse(src, where, &ks, &n, err))
     goto out;
-  cur = kope_strdup(src);
+  if (!(cur = kope_strdup(src))) {
+    kope_err_nomem(err, "plain configuration");
+    goto out;
+  }
   for (i = 0; i < n; i++) {
     if (!(next = kope_knobs_apply(cur, ks[i].name, ks[i].values[0], err))) {
       free(cur);

@@ -260,7 +260,8 @@ static int nvcc_outcome(int ok, const char *log, const char *dir, kope_build_out
   if (ok < 0)
     return kope_err_set(err, KOPE_EENV, "target cuda: nvcc failed to run: %s", log);
   out->ok = ok == 1;
-  out->diagnostics = kope_trim_diagnostics(log, dir, 40);
+  if (!(out->diagnostics = kope_trim_diagnostics(log, dir, 40)))
+    return kope_err_nomem(err, "nvcc diagnostics");
   if (!out->ok && !*out->diagnostics) {
     free(out->diagnostics);
     out->diagnostics = kope_sprintf("error: %.2000s", log ? log : "nvcc failed");

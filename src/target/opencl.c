@@ -360,7 +360,7 @@ static char *diagnostics(const char *raw, const char *dir)
 {
   char *log = clean_log(raw), *d = kope_trim_diagnostics(log, dir, 40);
 
-  if (!*d && log && *log) {
+  if (d && !*d && log && *log) {
     free(d);
     d = kope_sprintf("error: %.2000s", log);
   }
@@ -394,7 +394,10 @@ static int build_candidate(kope_target *t, const kope_build_req *req, kope_build
     rc = kope_err_set(err, KOPE_EENV, "target opencl: %s", log ? log : "no OpenCL device");
     goto out;
   }
-  out->diagnostics = diagnostics(log, req->workdir);
+  if (!(out->diagnostics = diagnostics(log, req->workdir))) {
+    rc = kope_err_nomem(err, "OpenCL diagnostics");
+    goto out;
+  }
   if (!ok)
     goto out;
   free(log);

@@ -454,6 +454,8 @@ char *kope_trim_diagnostics(const char *text, const char *workdir, int max_lines
   int nseen = 0, nlines = 0, dropped = 0, i, dup;
   size_t wl = workdir ? strlen(workdir) : 0;
 
+  if (!copy)
+    return NULL;
   kope_buf_init(&out, 16384);
   for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     char *p;

@@ -122,7 +122,7 @@ int kope_target_cached_build(kope_target *t, const char *name, kope_build_in_fn 
                              kope_err *err);
 /* Trim compiler output for a prompt: drop the work directory from paths,
  * keep error/warning lines with their context, de-duplicate, cap at
- * max_lines. Caller frees. */
+ * max_lines. Caller frees; NULL when out of memory. */
 char *kope_trim_diagnostics(const char *text, const char *workdir, int max_lines);
 /* C source of the per-operator shim that unpacks kope_child_args into a
  * call of the kernel. Caller frees. */

@@ -214,14 +214,39 @@ static int op_op_load(void *ctx, long k)
   return 1;
 }
 
+static int op_knobs(void *ctx, long k)
+{
+  kope_err e;
+  char *plain;
+
+  (void)k;
+  kope_err_clear(&e);
+  plain = kope_knobs_plain(ctx, "relu/seed.c", &e);
+  fail_at = -1;
+  if (!plain) {
+    assert_nomem(&e, e.code);
+    return 0;
+  }
+  assert_non_null(strstr(plain, "#define BLOCK 4096 "));   /* first listed value */
+  assert_true(strlen(plain) + 1 == strlen(ctx));            /* 16384 -> 4096, nothing cut */
+  free(plain);
+  return 1;
+}
+
 static void test_ops(void **state)
 {
-  char *dir = kt_ops_dir();
+  char *dir = kt_ops_dir(), *seed = kope_path_join(dir, "relu/seed.c"), *src;
+  kope_err e;
 
   (void)state;
   assert_true(sweep(op_ops_list, dir) > 0);
   assert_true(ops_total > 10);
   assert_true(sweep(op_op_load, dir) > 0);
+  kope_err_clear(&e);
+  assert_non_null(src = kope_file_read(seed, NULL, &e));
+  assert_true(sweep(op_knobs, src) > 0);
+  free(src);
+  free(seed);
   free(dir);
 }
 
