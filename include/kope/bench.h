@@ -113,19 +113,20 @@ int kope_bench_run(const kope_bench_opts *o, json_t **results, kope_err *err);
  * KOPE_ENOMEM when out of memory. */
 int kope_bench_metrics(json_t *results, kope_err *err);
 
-/* The suite against the vendor libraries, from a results document's
- * final re-measurement (nothing is re-run; kope ops check --best): per
+/* The suite against the vendor libraries, from the final re-measurement
+ * of n results documents (nothing is re-run; kope ops check --best): per
  * operator the seed and the best kernel (the accepted non-seed kernel with
  * the highest geomean speedup vs the reference over perf cases; the seed
  * when no run found one), each with its geomeans vs the reference and the
  * vendor over perf cases, and the suite's geomeans vs vendor for both over
- * the operators where both have a vendor figure (docs/bench.md). *out
- * gets {"operators": [{name, vendor, seed, best, best_is_seed, error}],
- * "summary": {"seeds", "best": {operators, geomean_speedup_vendor,
- * perf_cases, geomean_speedup_vendor_cases}}}, owned by the caller.
- * KOPE_EINPUT when doc is not a kope-bench document with a "final"
- * member; KOPE_ENOMEM. */
-int kope_bench_suite(const json_t *doc, json_t **out, kope_err *err);
+ * the operators where both have a vendor figure (docs/bench.md). An
+ * operator in several documents takes its row from the last. *out gets
+ * {"operators": [{name, document (index), vendor, seed, best,
+ * best_is_seed, error}], "summary": {"seeds", "best": {operators,
+ * geomean_speedup_vendor, perf_cases, geomean_speedup_vendor_cases}}},
+ * owned by the caller. KOPE_EINPUT when a document is not a kope-bench
+ * one with a "final" member; KOPE_ENOMEM. */
+int kope_bench_suite(json_t *const *docs, size_t n, json_t **out, kope_err *err);
 
 /* ---- metric helpers (exposed for tests) ------------------------------ */
 

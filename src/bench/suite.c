@@ -11,6 +11,8 @@
  * role; "check" cases are judged, never scored), and the suite-wide
  * geomeans are taken over the operators where both the seed and the best
  * kernel have a vendor figure, so the two lines compare the same set.
+ * Several documents (a bench split into runs) give one table; an operator
+ * in more than one takes its row from the last.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -115,12 +117,17 @@ typedef struct suite_acc {
   double log_op, log_case;
 } suite_acc;
 
-static void acc_add(suite_acc *a, const suite_fig *f)
+/* Add a row's kernel ({speedup_vendor, vendor_cases}): the pooled log sum
+ * is vendor_cases x log of its geomean. */
+static void acc_add(suite_acc *a, const json_t *k)
 {
+  double g = kope_bj_num(k, "speedup_vendor", 0);
+  int n = (int)kope_bj_num(k, "vendor_cases", 0);
+
   a->nops++;
-  a->log_op += log(fig_ven(f));
-  a->ncases += f->nven;
-  a->log_case += f->log_ven;
+  a->log_op += log(g);
+  a->ncases += n;
+  a->log_case += n * log(g);
 }
 
 static json_t *acc_json(const suite_acc *a)
@@ -130,52 +137,80 @@ static json_t *acc_json(const suite_acc *a)
                    "geomean_speedup_vendor_cases", a->ncases ? exp(a->log_case / a->ncases) : 0.0);
 }
 
-/* One operator's row; adds to the accumulators when both kernels have a
- * vendor figure. */
-static json_t *op_row(const json_t *doc, const json_t *op, suite_acc *seeds, suite_acc *bests)
+/* Both kernels of a row accepted with a vendor figure. */
+static int row_counts(const json_t *row)
+{
+  const json_t *s = json_object_get(row, "seed"), *b = json_object_get(row, "best");
+
+  return kope_bj_bool(s, "accepted") && kope_bj_bool(b, "accepted") &&
+         kope_bj_num(s, "speedup_vendor", 0) > 0 && kope_bj_num(b, "speedup_vendor", 0) > 0;
+}
+
+/* One operator's row of document number d. */
+static json_t *op_row(const json_t *doc, size_t d, const json_t *op)
 {
   const char *name = kope_bj_str(op, "name");
   const json_t *fo = final_of(doc, name), *bk;
   const json_t *sk = kope_bench_final_kernel(doc, name, "seed", 0);
   suite_fig sf, bf;
-  json_t *row, *vendor = json_object_get(op, "vendor");
+  json_t *vendor = json_object_get(op, "vendor");
 
   fig_of(sk, &sf);
   bk = fo ? best_kernel(fo, &bf) : NULL;
   if (!bk)
     bf = sf;
-  row = json_pack("{s:s, s:O, s:o, s:o, s:b, s:s?}", "name", name, "vendor",
-                  vendor ? vendor : json_null(), "seed", fig_json(&sf, sk), "best",
-                  fig_json(&bf, bk ? bk : sk), "best_is_seed", bk == NULL, "error",
-                  fo && json_is_string(json_object_get(fo, "error")) ? kope_bj_str(fo, "error")
-                                                                    : NULL);
-  if (row && sf.accepted && bf.accepted && sf.nven && bf.nven) {
-    acc_add(seeds, &sf);
-    acc_add(bests, &bf);
-  }
-  return row;
+  return json_pack("{s:s, s:i, s:O, s:o, s:o, s:b, s:s?}", "name", name, "document", (int)d,
+                   "vendor", vendor ? vendor : json_null(), "seed", fig_json(&sf, sk), "best",
+                   fig_json(&bf, bk ? bk : sk), "best_is_seed", bk == NULL, "error",
+                   fo && json_is_string(json_object_get(fo, "error")) ? kope_bj_str(fo, "error")
+                                                                     : NULL);
 }
 
-int kope_bench_suite(const json_t *doc, json_t **out, kope_err *err)
+/* Put row in rows, replacing an earlier document's row of the same
+ * operator. Steals row; -1 when out of memory. */
+static int rows_put(json_t *rows, json_t *row)
+{
+  const char *name = kope_bj_str(row, "name");
+  json_t *r;
+  size_t i;
+
+  json_array_foreach(rows, i, r)
+    if (!strcmp(kope_bj_str(r, "name"), name))
+      return json_array_set_new(rows, i, row);
+  return json_array_append_new(rows, row);
+}
+
+static int doc_ok(const json_t *doc)
+{
+  return !strcmp(kope_bj_str(doc, "format"), KOPE_BENCH_FORMAT) &&
+         json_is_array(json_object_get(doc, "operators")) &&
+         json_is_array(json_object_get(doc, "final"));
+}
+
+int kope_bench_suite(json_t *const *docs, size_t n, json_t **out, kope_err *err)
 {
   suite_acc seeds = {0, 0, 0, 0}, bests = {0, 0, 0, 0};
   json_t *rows, *op, *row;
-  size_t i;
+  size_t d, i;
 
   *out = NULL;
-  if (strcmp(kope_bj_str(doc, "format"), KOPE_BENCH_FORMAT) ||
-      !json_is_array(json_object_get(doc, "operators")) ||
-      !json_is_array(json_object_get(doc, "final")))
-    return kope_err_set(err, KOPE_EINPUT, "not a kope-bench results document with a final "
-                                          "re-measurement");
+  for (d = 0; d < n; d++)
+    if (!doc_ok(docs[d]))
+      return kope_err_set(err, KOPE_EINPUT, "document %zu is not a kope-bench results document "
+                                            "with a final re-measurement", d + 1);
   if (!(rows = json_array()))
     return kope_err_nomem(err, "bench suite");
-  json_array_foreach(json_object_get(doc, "operators"), i, op) {
-    if (!(row = op_row(doc, op, &seeds, &bests)) || json_array_append_new(rows, row)) {
-      json_decref(rows);
-      return kope_err_nomem(err, "bench suite");
+  for (d = 0; d < n; d++)
+    json_array_foreach(json_object_get(docs[d], "operators"), i, op)
+      if (!(row = op_row(docs[d], d, op)) || rows_put(rows, row)) {
+        json_decref(rows);
+        return kope_err_nomem(err, "bench suite");
+      }
+  json_array_foreach(rows, i, row)
+    if (row_counts(row)) {
+      acc_add(&seeds, json_object_get(row, "seed"));
+      acc_add(&bests, json_object_get(row, "best"));
     }
-  }
   *out = json_pack("{s:o, s:{s:o, s:o, s:s}}", "operators", rows, "summary", "seeds",
                    acc_json(&seeds), "best", acc_json(&bests), "over",
                    "perf (timed) cases only; operators where the seed and the best kernel "

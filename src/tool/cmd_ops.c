@@ -28,7 +28,7 @@ static void usage(FILE *f)
     "       kope ops show OP [--json]\n"
     "       kope ops check [OP ...] [--json|--format md] [--no-timing] [--seeds N]\n"
     "       kope ops check --from CHECK.json [--format md]\n"
-    "       kope ops check --best BENCH.json [--json|--format md]\n"
+    "       kope ops check --best BENCH.json [BENCH.json ...] [--json|--format md]\n"
     "       kope ops screen [OP ...] [--json] [--seeds N]\n\n"
     "  (list)   every operator with category, level, cases and vendor baseline\n"
     "  show     the generated C prototype, arguments, cases and the seed's knobs\n"
@@ -39,7 +39,9 @@ static void usage(FILE *f)
     "           --best prints, per operator of a `kope bench` results document,\n"
     "           the seed and the best final kernel vs reference and vendor over\n"
     "           perf cases, and the suite's geomean vs vendor for both (taken\n"
-    "           from the bench's final re-measurement, nothing is re-run).\n"
+    "           from the bench's final re-measurement, nothing is re-run);\n"
+    "           several documents give one table (an operator in more than\n"
+    "           one takes its row from the last).\n"
     "  screen   the no-compute screen: kernels writing zeros, a constant (1),\n"
     "           the mean of the first float input, or a copy of the first input\n"
     "           must each be rejected by the operator's check. Exit 1 when one\n"
@@ -676,7 +678,7 @@ static void best_row(const json_t *r, int md)
   snprintf(who, sizeof who, "%s r%d", json_string_value(json_object_get(b, "config")),
            (int)jnum(b, "repeat"));
   if (json_is_true(json_object_get(r, "best_is_seed")))
-    snprintf(who, sizeof who, "(seed: no run better)");
+    snprintf(who, sizeof who, "seed (no run kernel)");
   if (md) {
     printf("| %s | %d |", json_string_value(json_object_get(r, "name")), (int)jnum(s, "perf_cases"));
     print_md_cell(vendor ? vendor : "none");
@@ -717,30 +719,38 @@ static void best_print(const json_t *out, int md)
   best_line("best", json_object_get(sum, "best"));
 }
 
+/* --best A.json [B.json ...]: the documents after the first come as the
+ * positional arguments. */
 static int cmd_best(ops_args *a)
 {
+  size_t n = 1 + (size_t)a->nnames, i, got = 0;
+  json_t **docs = calloc(n, sizeof *docs), *out = NULL;
   json_error_t je;
-  json_t *doc = json_load_file(a->best, 0, &je), *out = NULL;
   kope_err err;
-  int rc;
+  int rc = KOPE_OK;
 
   kope_err_clear(&err);
-  if (!doc) {
-    fprintf(stderr, "kope ops check: --best %s: %s\n", a->best, je.text);
-    return KOPE_EINPUT;
+  if (!docs)
+    return kope_cli_nomem("ops check --best", "documents");
+  for (i = 0; i < n && rc == KOPE_OK; i++, got++) {
+    const char *path = i ? a->names[i - 1] : a->best;
+    if (!(docs[i] = json_load_file(path, 0, &je))) {
+      fprintf(stderr, "kope ops check: --best %s: %s\n", path, je.text);
+      rc = KOPE_EINPUT;
+    }
   }
-  if ((rc = kope_bench_suite(doc, &out, &err)) != KOPE_OK) {
-    json_decref(doc);
-    return kope_cli_fail("ops check --best", &err);
-  }
-  if (a->json)
+  if (rc == KOPE_OK && (rc = kope_bench_suite(docs, n, &out, &err)) != KOPE_OK)
+    kope_cli_fail("ops check --best", &err);
+  if (rc == KOPE_OK && a->json)
     kope_cli_print_json(out);
-  else {
+  else if (rc == KOPE_OK)
     best_print(out, a->md);
+  if (rc != KOPE_OK || !a->json)
     json_decref(out);
-  }
-  json_decref(doc);
-  return KOPE_OK;
+  for (i = 0; i < got; i++)
+    json_decref(docs[i]);
+  free(docs);
+  return rc;
 }
 
 /* ---- screen ---- */

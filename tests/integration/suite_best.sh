@@ -4,7 +4,8 @@
 # budget 2), then `kope ops check --best` on its results document: one
 # table and two geomean lines (seeds, bests) vs vendor over perf cases,
 # with --json and --format md, the figures taken from the bench's final
-# re-measurement (recomputed here from the raw per-case figures). And
+# re-measurement (recomputed here from the raw per-case figures), one
+# table from several documents. And
 # `kope ops check --from` renders a saved `check --json` document without
 # running anything.
 . "$(dirname "$0")/../lib.sh"
@@ -74,11 +75,28 @@ expect_match "markdown head" "$T/out" "^\\| operator \\| perf cases \\| vendor b
 expect_match "markdown relu row" "$T/out" "^\\| relu \\| [0-9]+ \\| oneDNN"
 expect_match "markdown seeds line" "$T/out" "^suite seeds: geomean [0-9.]+x vs vendor"
 
+# 4b. Several documents, one table: here only relu's part of the bench
+# and then the whole bench; an operator in both takes the last one's row.
+python3 -c "
+import json; d = json.load(open('$R'))
+d['operators'] = [o for o in d['operators'] if o['name'] == 'relu']
+d['final'] = [f for f in d['final'] if f['op'] == 'relu']
+json.dump(d, open('$T/relu-only.json', 'w'))"
+expect_exit 0 "--best on two documents" -- "$KOPE" ops check --best "$T/relu-only.json" "$R" --json
+expect_eq "one row per operator, from the last document" \
+  "$(json_get "[(o['name'], o['document']) for o in d['operators']]")" "[('relu', 1), ('sum', 1)]"
+expect_eq "same summary as the whole bench alone" \
+  "$(json_get "d['summary']['best']['geomean_speedup_vendor']")" \
+  "$(json_file "$T/best.json" "d['summary']['best']['geomean_speedup_vendor']")"
+expect_exit 0 "--best on relu's part alone" -- "$KOPE" ops check --best "$T/relu-only.json" --json
+expect_eq "relu's part: one operator" "$(json_get "d['summary']['seeds']['operators']")" 1
+
 # 5. Bad input: not a bench document, a missing file.
 echo '{"format": "other"}' > "$T/other.json"
 expect_exit 2 "--best refuses another document" -- "$KOPE" ops check --best "$T/other.json"
 expect_match "says why" "$T/err" "not a kope-bench results document"
 expect_exit 2 "--best: missing file" -- "$KOPE" ops check --best "$T/missing.json"
+expect_exit 2 "--best: a bad second document" -- "$KOPE" ops check --best "$R" "$T/other.json"
 
 # 6. --from: a saved check document rendered without running.
 expect_exit 0 "ops check --json (saved)" -- "$KOPE" ops check relu --json --seeds 1
