@@ -551,6 +551,18 @@ static const char css[] =
   ".nl{font-size:10px;fill:#fff;text-anchor:middle}.caption{font-size:13px;color:#444}"
   "table.env td{text-align:left}p{font-size:13px}";
 
+/* A figure section: its heading, a caption (HTML, may be empty) and the
+ * SVG that draw writes. */
+static void figure(tw *t, const char *id, const char *title, const char *caption,
+                   void (*draw)(kope_buf *b, const json_t *doc), const json_t *doc)
+{
+  heading(t, 2, id, title);
+  kope_buf_puts(t->b, caption);
+  kope_buf_puts(t->b, "<div class='figure'>");
+  draw(t->b, doc);
+  kope_buf_puts(t->b, "</div>\n");
+}
+
 static void doc_sections(tw *t, const json_t *doc, const char *name, const kope_bench_report_opts *o)
 {
   int drawn;
@@ -560,24 +572,17 @@ static void doc_sections(tw *t, const json_t *doc, const char *name, const kope_
   settings(t, doc);
   ablations(t, doc);
   paired(t, doc);
-  heading(t, 2, "per-operator", "Per-operator speedup");
-  kope_buf_puts(t->b, "<p>Final kernels re-measured side by side, speedup vs the reference on a "
-                      "log axis; the dashed line is parity with the reference, the black mark "
-                      "the vendor library.</p>\n<div class='figure'>");
-  kope_bench_svg_bars(t->b, doc);
-  kope_buf_puts(t->b, "</div>\n");
+  figure(t, "per-operator", "Per-operator speedup",
+         "<p>Final kernels re-measured side by side, speedup vs the reference on a log axis; "
+         "the dashed line is parity with the reference, the black mark the vendor "
+         "library.</p>\n", kope_bench_svg_bars, doc);
   per_operator(t, doc);
   per_case(t, doc);
-  heading(t, 2, "curves", "Speedup vs evaluations");
-  kope_buf_puts(t->b, "<p>The incumbent's speedup vs the reference after each evaluation during "
-                      "the search (geometric mean over operators and repeats; measured during the "
-                      "search, not re-measured).</p>\n<div class='figure'>");
-  kope_bench_svg_curves(t->b, doc);
-  kope_buf_puts(t->b, "</div>\n");
-  heading(t, 2, "tokens", "Token use per configuration");
-  kope_buf_puts(t->b, "<div class='figure'>");
-  kope_bench_svg_tokens(t->b, doc);
-  kope_buf_puts(t->b, "</div>\n");
+  figure(t, "curves", "Speedup vs evaluations",
+         "<p>The incumbent's speedup vs the reference after each evaluation during the search "
+         "(geometric mean over operators and repeats; measured during the search, not "
+         "re-measured).</p>\n", kope_bench_svg_curves, doc);
+  figure(t, "tokens", "Token use per configuration", "", kope_bench_svg_tokens, doc);
   heading(t, 2, "forest", "Experience forest");
   kope_buf_puts(t->b, "<div class='figure'>");
   if (!(drawn = kope_bench_svg_forest(t->b, doc, o->forest_op)))
