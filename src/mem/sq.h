@@ -118,6 +118,14 @@ int sq_prep(sq *s, const char *sql, sqlite3_stmt **st, kope_err *err);
 int sq_query_int(sq *s, const char *sql, int64_t param, int64_t *v, kope_err *err);
 /* Step a statement that returns no rows; resets it. */
 int sq_run(sq *s, sqlite3_stmt *st, const char *what, kope_err *err);
+/* Fills out from the current row of st. */
+typedef void (*sq_row_fn)(sq *s, sqlite3_stmt *st, void *out);
+/* The one read by id: st (from sq_stmt or sq_prep; NULL: its error is in
+ * err) gets id as ?1 and is stepped once, its row handed to read; st is
+ * reset. No row: KOPE_EINPUT "no WHAT with id ID in PATH"; an SQLite
+ * failure: sq_fail's "reading a WHAT". */
+int sq_get_by_id(sq *s, sqlite3_stmt *st, int64_t id, const char *what, sq_row_fn read,
+                 void *out, kope_err *err);
 void sq_bind_text(sqlite3_stmt *st, int i, const char *v);   /* NULL -> NULL */
 void sq_bind_real(sqlite3_stmt *st, int i, double v);        /* non-finite -> NULL */
 void sq_bind_id(sqlite3_stmt *st, int i, int64_t v);         /* 0 -> NULL */

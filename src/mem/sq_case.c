@@ -368,55 +368,50 @@ static int load_code(sq *s, kope_mem_case *c, kope_err *err)
   return mem_case_load_code(c, sq_source_get, s, err);
 }
 
+static void case_row(sq *s, sqlite3_stmt *st, void *out)
+{
+  sq_read_case(s, st, out);
+}
+
 int sq_case_get(void *impl, int64_t id, int flags, kope_mem_case *out, kope_err *err)
 {
   sq *s = impl;
-  sqlite3_stmt *st = sq_stmt(s, SQ_CASE_GET, err);
   int rc;
 
-  if (!st)
-    return SQ_ERRCODE(err);
-  sqlite3_bind_int64(st, 1, id);
-  rc = sqlite3_step(st);
-  if (rc == SQLITE_ROW)
-    sq_read_case(s, st, out);
-  sqlite3_reset(st);
-  if (rc == SQLITE_DONE)
-    return kope_err_set(err, KOPE_EINPUT, "no Case with id %lld in %s", (long long)id,
-                        s->path);
-  if (rc != SQLITE_ROW)
-    return sq_fail(s, rc, "reading a Case", err);
-  rc = flags & KOPE_MEM_WITH_CODE ? load_code(s, out, err) : KOPE_OK;
+  kope_mem_case_init(out);
+  rc = sq_get_by_id(s, sq_stmt(s, SQ_CASE_GET, err), id, "Case", case_row, out, err);
+  if (rc == KOPE_OK && (flags & KOPE_MEM_WITH_CODE))
+    rc = load_code(s, out, err);
   if (rc != KOPE_OK)
     kope_mem_case_release(out);
   return rc;
 }
 
+/* The columns of SQ_CASE_BRIEF (id given): what ranking needs. */
+static void brief_row(sq *s, sqlite3_stmt *st, void *out)
+{
+  kope_mem_case *c = out;
+
+  (void)s;
+  c->in.score.label = sqlite3_column_int(st, 0);
+  c->in.score.rank = sqlite3_column_double(st, 1);
+  c->in.score.step_ratio = sqlite3_column_double(st, 2);
+  c->in.score.d_score = sqlite3_column_double(st, 3);
+  c->in.layer = sq_col_text(st, 4);
+  c->in.target = sq_col_text(st, 5);
+  c->in.hw = sq_col_text(st, 6);
+}
+
 int sq_case_brief(void *impl, int64_t id, kope_mem_case *out, kope_err *err)
 {
   sq *s = impl;
-  sqlite3_stmt *st = sq_stmt(s, SQ_CASE_BRIEF, err);
   int rc;
 
   kope_mem_case_init(out);
-  if (!st)
-    return SQ_ERRCODE(err);
-  sqlite3_bind_int64(st, 1, id);
-  if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+  rc = sq_get_by_id(s, sq_stmt(s, SQ_CASE_BRIEF, err), id, "Case", brief_row, out, err);
+  if (rc == KOPE_OK)
     out->id = id;
-    out->in.score.label = sqlite3_column_int(st, 0);
-    out->in.score.rank = sqlite3_column_double(st, 1);
-    out->in.score.step_ratio = sqlite3_column_double(st, 2);
-    out->in.score.d_score = sqlite3_column_double(st, 3);
-    out->in.layer = sq_col_text(st, 4);
-    out->in.target = sq_col_text(st, 5);
-    out->in.hw = sq_col_text(st, 6);
-  }
-  sqlite3_reset(st);
-  if (rc == SQLITE_DONE)
-    return kope_err_set(err, KOPE_EINPUT, "no Case with id %lld in %s", (long long)id,
-                        s->path);
-  return rc == SQLITE_ROW ? KOPE_OK : sq_fail(s, rc, "reading a Case", err);
+  return rc;
 }
 
 /* ---- filters ------------------------------------------------------------ */

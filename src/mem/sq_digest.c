@@ -190,25 +190,20 @@ static int digest_ids(sq *s, kope_mem_digest *d, kope_err *err)
   return rc == SQLITE_DONE ? KOPE_OK : sq_fail(s, rc, "reading a digest", err);
 }
 
+static void digest_row(sq *s, sqlite3_stmt *st, void *out)
+{
+  (void)s;
+  sq_read_digest(st, out);
+}
+
 int sq_digest_get(void *impl, int64_t id, kope_mem_digest *out, kope_err *err)
 {
   sq *s = impl;
-  sqlite3_stmt *st = sq_stmt(s, SQ_DIGEST_GET, err);
   int rc;
 
   memset(out, 0, sizeof *out);
-  if (!st)
-    return SQ_ERRCODE(err);
-  sqlite3_bind_int64(st, 1, id);
-  if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    sq_read_digest(st, out);
-  sqlite3_reset(st);
-  if (rc == SQLITE_DONE)
-    return kope_err_set(err, KOPE_EINPUT, "no digest with id %lld in %s", (long long)id,
-                        s->path);
-  if (rc != SQLITE_ROW)
-    return sq_fail(s, rc, "reading a digest", err);
-  return digest_ids(s, out, err);
+  rc = sq_get_by_id(s, sq_stmt(s, SQ_DIGEST_GET, err), id, "digest", digest_row, out, err);
+  return rc == KOPE_OK ? digest_ids(s, out, err) : rc;
 }
 
 static int digests_push(kope_mem_digest **v, size_t *n, size_t *cap)

@@ -61,6 +61,26 @@ int sq_session_end(void *impl, int64_t id, const char *status, kope_err *err)
   return rc;
 }
 
+static void session_row(sq *s, sqlite3_stmt *st, void *o)
+{
+  kope_mem_session *out = o;
+
+  out->owned = 1;
+  out->id = sqlite3_column_int64(st, 0);
+  out->op = sq_col_text(st, 1);
+  out->target = sq_col_text(st, 2);
+  out->hw = sq_col_text(st, 3);
+  out->policy = sq_col_text(st, 4);
+  out->budget = sq_col_text(st, 5);
+  out->started = sqlite3_column_double(st, 6);
+  out->ended = sq_col_real(st, 7, 0.0);
+  out->status = sq_col_text(st, 8);
+  out->uid = sqlite3_column_type(st, 9) == SQLITE_NULL
+                 ? mem_uid(s->uuid, out->id)
+                 : mem_uid((const char *)sqlite3_column_text(st, 9),
+                           sqlite3_column_int64(st, 10));
+}
+
 int sq_session_get(void *impl, int64_t id, kope_mem_session *out, kope_err *err)
 {
   sq *s = impl;
@@ -69,30 +89,10 @@ int sq_session_get(void *impl, int64_t id, kope_mem_session *out, kope_err *err)
                 "origin_db, origin_id FROM sessions WHERE id = ?1", &st, err);
 
   memset(out, 0, sizeof *out);
-  if (rc != KOPE_OK)
-    return rc;
-  sqlite3_bind_int64(st, 1, id);
-  if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    out->owned = 1;
-    out->id = sqlite3_column_int64(st, 0);
-    out->op = sq_col_text(st, 1);
-    out->target = sq_col_text(st, 2);
-    out->hw = sq_col_text(st, 3);
-    out->policy = sq_col_text(st, 4);
-    out->budget = sq_col_text(st, 5);
-    out->started = sqlite3_column_double(st, 6);
-    out->ended = sq_col_real(st, 7, 0.0);
-    out->status = sq_col_text(st, 8);
-    out->uid = sqlite3_column_type(st, 9) == SQLITE_NULL
-                   ? mem_uid(s->uuid, out->id)
-                   : mem_uid((const char *)sqlite3_column_text(st, 9),
-                             sqlite3_column_int64(st, 10));
-  }
+  if (rc == KOPE_OK)
+    rc = sq_get_by_id(s, st, id, "session", session_row, out, err);
   sqlite3_finalize(st);
-  if (rc == SQLITE_DONE)
-    return kope_err_set(err, KOPE_EINPUT, "no session with id %lld in %s", (long long)id,
-                        s->path);
-  return rc == SQLITE_ROW ? KOPE_OK : sq_fail(s, rc, "reading a session", err);
+  return rc;
 }
 
 /* ---- Journals ------------------------------------------------------------- */
@@ -135,8 +135,10 @@ int sq_journal_put(void *impl, const kope_mem_journal *j, const mem_origin *o,
   return sq_fts_queue(s, err);
 }
 
-static void read_journal(sq *s, sqlite3_stmt *st, kope_mem_journal *j)
+static void read_journal(sq *s, sqlite3_stmt *st, void *out)
 {
+  kope_mem_journal *j = out;
+
   j->id = sqlite3_column_int64(st, 0);
   j->case_id = sqlite3_column_int64(st, 1);
   j->session_id = sqlite3_column_int64(st, 2);
@@ -151,19 +153,10 @@ static void read_journal(sq *s, sqlite3_stmt *st, kope_mem_journal *j)
 int sq_journal_get(void *impl, int64_t id, kope_mem_journal *out, kope_err *err)
 {
   sq *s = impl;
-  sqlite3_stmt *st = sq_stmt(s, SQ_JOURNAL_GET, err);
-  int rc;
 
   memset(out, 0, sizeof *out);
-  if (!st)
-    return SQ_ERRCODE(err);
-  sqlite3_bind_int64(st, 1, id);
-  if ((rc = sqlite3_step(st)) == SQLITE_ROW)
-    read_journal(s, st, out);
-  sqlite3_reset(st);
-  if (rc == SQLITE_DONE)
-    return kope_err_set(err, KOPE_EINPUT, "no Journal entry %lld", (long long)id);
-  return rc == SQLITE_ROW ? KOPE_OK : sq_fail(s, rc, "reading a Journal", err);
+  return sq_get_by_id(s, sq_stmt(s, SQ_JOURNAL_GET, err), id, "Journal entry", read_journal,
+                      out, err);
 }
 
 int sq_journal_each(void *impl, int64_t case_id, mem_journal_fn fn, void *ctx,

@@ -181,6 +181,25 @@ int sq_run(sq *s, sqlite3_stmt *st, const char *what, kope_err *err)
   return rc == SQLITE_DONE || rc == SQLITE_ROW ? KOPE_OK : sq_fail(s, rc, what, err);
 }
 
+int sq_get_by_id(sq *s, sqlite3_stmt *st, int64_t id, const char *what, sq_row_fn read,
+                 void *out, kope_err *err)
+{
+  char reading[64];
+  int rc;
+
+  if (!st)
+    return SQ_ERRCODE(err);
+  sqlite3_bind_int64(st, 1, id);
+  if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    read(s, st, out);
+  sqlite3_reset(st);
+  if (rc == SQLITE_DONE)
+    return kope_err_set(err, KOPE_EINPUT, "no %s with id %lld in %s", what, (long long)id,
+                        s->path);
+  snprintf(reading, sizeof reading, "reading a %s", what);
+  return rc == SQLITE_ROW ? KOPE_OK : sq_fail(s, rc, reading, err);
+}
+
 void sq_bind_text(sqlite3_stmt *st, int i, const char *v)
 {
   if (v)
