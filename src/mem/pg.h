@@ -69,6 +69,13 @@ int pg_run(pg *s, const char *sql, const pg_par *p, PGresult **res, const char *
            kope_err *err);
 /* One int64 from a one-row query (0 when no row). */
 int pg_int(pg *s, const char *sql, const pg_par *p, int64_t *v, kope_err *err);
+/* Fills out from row row of r. */
+typedef void (*pg_row_fn)(pg *s, const PGresult *r, int row, void *out);
+/* The one read by id (pg_misc.c): sql with $1 = id, its one row handed to
+ * read. No row: KOPE_EINPUT "no WHAT with id ID in PATH"; a failure:
+ * pg_run's "reading a WHAT". */
+int pg_get_by_id(pg *s, const char *sql, int64_t id, const char *what, pg_row_fn read,
+                 void *out, kope_err *err);
 /* Map a failed result to a kope status and message ("<url>: what: ..."). */
 int pg_fail(pg *s, PGresult *r, const char *what, kope_err *err);
 char *pg_txt(const PGresult *r, int row, int col);    /* copy or NULL */

@@ -11,6 +11,26 @@
 #include <string.h>
 #include "mem/pg.h"
 
+int pg_get_by_id(pg *s, const char *sql, int64_t id, const char *what, pg_row_fn read,
+                 void *out, kope_err *err)
+{
+  char reading[64];
+  pg_par p = {0};
+  PGresult *r = NULL;
+  int rc;
+
+  snprintf(reading, sizeof reading, "reading a %s", what);
+  pg_par_i64(&p, id);
+  rc = pg_run(s, sql, &p, &r, reading, err);
+  if (rc == KOPE_OK && PQntuples(r) == 1)
+    read(s, r, 0, out);
+  else if (rc == KOPE_OK)
+    rc = kope_err_set(err, KOPE_EINPUT, "no %s with id %lld in %s", what, (long long)id,
+                      s->path);
+  PQclear(r);
+  return rc;
+}
+
 /* What digest text the full-text document holds (as the SQLite engine). */
 #define PG_DIGEST_DOC                                                             \
   "to_tsvector('simple', coalesce(policy_text, auto_text) || ' ' || thought_id || ' ' || " \
@@ -67,37 +87,30 @@ int pg_session_end(void *impl, int64_t id, const char *status, kope_err *err)
   return rc;
 }
 
+static void session_row(pg *s, const PGresult *r, int row, void *o)
+{
+  kope_mem_session *out = o;
+
+  out->owned = 1;
+  out->id = pg_i64(r, row, 0);
+  out->op = pg_txt(r, row, 1);
+  out->target = pg_txt(r, row, 2);
+  out->hw = pg_txt(r, row, 3);
+  out->policy = pg_txt(r, row, 4);
+  out->budget = pg_txt(r, row, 5);
+  out->started = pg_dbl(r, row, 6, 0.0);
+  out->ended = pg_dbl(r, row, 7, 0.0);
+  out->status = pg_txt(r, row, 8);
+  out->uid = PQgetisnull(r, row, 9) ? mem_uid(s->uuid, out->id)
+                                    : mem_uid(PQgetvalue(r, row, 9), pg_i64(r, row, 10));
+}
+
 int pg_session_get(void *impl, int64_t id, kope_mem_session *out, kope_err *err)
 {
-  pg *s = impl;
-  pg_par p = {0};
-  PGresult *r = NULL;
-  int rc;
-
   memset(out, 0, sizeof *out);
-  pg_par_i64(&p, id);
-  rc = pg_run(s, "SELECT id, op, target, hw, policy, budget, started, ended, status, "
-              "origin_db, origin_id FROM sessions WHERE id = $1", &p, &r, "reading a session",
-              err);
-  if (rc == KOPE_OK && PQntuples(r) == 1) {
-    out->owned = 1;
-    out->id = pg_i64(r, 0, 0);
-    out->op = pg_txt(r, 0, 1);
-    out->target = pg_txt(r, 0, 2);
-    out->hw = pg_txt(r, 0, 3);
-    out->policy = pg_txt(r, 0, 4);
-    out->budget = pg_txt(r, 0, 5);
-    out->started = pg_dbl(r, 0, 6, 0.0);
-    out->ended = pg_dbl(r, 0, 7, 0.0);
-    out->status = pg_txt(r, 0, 8);
-    out->uid = PQgetisnull(r, 0, 9) ? mem_uid(s->uuid, out->id)
-                                    : mem_uid(PQgetvalue(r, 0, 9), pg_i64(r, 0, 10));
-  } else if (rc == KOPE_OK) {
-    rc = kope_err_set(err, KOPE_EINPUT, "no session with id %lld in %s", (long long)id,
-                      s->path);
-  }
-  PQclear(r);
-  return rc;
+  return pg_get_by_id(impl, "SELECT id, op, target, hw, policy, budget, started, ended, "
+                      "status, origin_db, origin_id FROM sessions WHERE id = $1", id,
+                      "session", session_row, out, err);
 }
 
 /* ---- Journals ------------------------------------------------------------- */
@@ -140,8 +153,10 @@ int pg_journal_put(void *impl, const kope_mem_journal *j, const mem_origin *o,
   return rc;
 }
 
-static void read_journal(pg *s, const PGresult *r, int row, kope_mem_journal *j)
+static void read_journal(pg *s, const PGresult *r, int row, void *out)
 {
+  kope_mem_journal *j = out;
+
   j->id = pg_i64(r, row, 0);
   j->case_id = pg_i64(r, row, 1);
   j->session_id = pg_i64(r, row, 2);
@@ -155,21 +170,9 @@ static void read_journal(pg *s, const PGresult *r, int row, kope_mem_journal *j)
 
 int pg_journal_get(void *impl, int64_t id, kope_mem_journal *out, kope_err *err)
 {
-  pg *s = impl;
-  pg_par p = {0};
-  PGresult *r = NULL;
-  int rc;
-
   memset(out, 0, sizeof *out);
-  pg_par_i64(&p, id);
-  rc = pg_run(s, "SELECT " JOURNAL_COLS " FROM journals WHERE id = $1", &p, &r,
-              "reading a Journal", err);
-  if (rc == KOPE_OK && PQntuples(r) == 1)
-    read_journal(s, r, 0, out);
-  else if (rc == KOPE_OK)
-    rc = kope_err_set(err, KOPE_EINPUT, "no Journal entry %lld", (long long)id);
-  PQclear(r);
-  return rc;
+  return pg_get_by_id(impl, "SELECT " JOURNAL_COLS " FROM journals WHERE id = $1", id,
+                      "Journal entry", read_journal, out, err);
 }
 
 int pg_journal_each(void *impl, int64_t case_id, mem_journal_fn fn, void *ctx,
@@ -444,24 +447,20 @@ static int digest_ids(pg *s, kope_mem_digest *d, kope_err *err)
   return rc;
 }
 
+static void digest_row(pg *s, const PGresult *r, int row, void *out)
+{
+  (void)s;
+  read_digest(r, row, out);
+}
+
 int pg_digest_get(void *impl, int64_t id, kope_mem_digest *out, kope_err *err)
 {
-  pg *s = impl;
-  pg_par p = {0};
-  PGresult *r = NULL;
   int rc;
 
   memset(out, 0, sizeof *out);
-  pg_par_i64(&p, id);
-  rc = pg_run(s, "SELECT " PG_DIGEST_COLS " FROM digests WHERE id = $1", &p, &r,
-              "reading a digest", err);
-  if (rc == KOPE_OK && PQntuples(r) == 1)
-    read_digest(r, 0, out);
-  else if (rc == KOPE_OK)
-    rc = kope_err_set(err, KOPE_EINPUT, "no digest with id %lld in %s", (long long)id,
-                      s->path);
-  PQclear(r);
-  return rc == KOPE_OK ? digest_ids(s, out, err) : rc;
+  rc = pg_get_by_id(impl, "SELECT " PG_DIGEST_COLS " FROM digests WHERE id = $1", id,
+                    "digest", digest_row, out, err);
+  return rc == KOPE_OK ? digest_ids(impl, out, err) : rc;
 }
 
 int pg_digest_list(void *impl, const kope_mem_filter *f, size_t limit, int with_ids,
