@@ -75,9 +75,9 @@ typedef struct bench_args {
   const char *ops_list, *suite, *order, *out, *configs;
   int level, json;
   char **names;          /* operator names (owned) */
-  size_t nnames;
+  size_t nnames, capnames;
   char **cfgs;           /* configuration names (owned) */
-  size_t ncfgs;
+  size_t ncfgs, capcfgs;
   char *workdir;
 } bench_args;
 
@@ -157,20 +157,16 @@ static int parse(int argc, char **argv, bench_args *a)
 
 /* ---- lists ---- */
 
-static void push(char ***v, size_t *n, const char *s, size_t len)
+/* Append a copy of s[0..len) to *v (*n entries, capacity *cap); out of
+ * memory ends the command with a message and exit 3. */
+static void push(char ***v, size_t *n, size_t *cap, const char *s, size_t len)
 {
-  char **nv = realloc(*v, (*n + 1) * sizeof **v);
-
-  if (!nv || !(nv[*n] = kope_strndup(s, len))) {
-    *v = nv ? nv : *v;
-    fprintf(stderr, "kope bench: out of memory\n");
-    exit(KOPE_ENOMEM);
-  }
-  *v = nv;
+  if (kope_grow(v, cap, *n + 1, sizeof **v) != KOPE_OK || !((*v)[*n] = kope_strndup(s, len)))
+    exit(kope_cli_nomem(CMD, "list of names"));
   (*n)++;
 }
 
-static void split(const char *s, const char *seps, char ***v, size_t *n)
+static void split(const char *s, const char *seps, char ***v, size_t *n, size_t *cap)
 {
   while (s && *s) {
     size_t len = strcspn(s, seps);
@@ -180,7 +176,7 @@ static void split(const char *s, const char *seps, char ***v, size_t *n)
     while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
       len--;
     if (len && *s != '#')
-      push(v, n, s, len);
+      push(v, n, cap, s, len);
     s = *e ? e + 1 : e;
   }
 }
@@ -219,10 +215,10 @@ static int select_ops(bench_args *a, kope_err *err)
     if (!(text = kope_file_read(a->order, NULL, err)))
       rc = KOPE_EINPUT;
     else
-      split(text, "\n", &a->names, &a->nnames);
+      split(text, "\n", &a->names, &a->nnames, &a->capnames);
     free(text);
   } else if (a->ops_list) {
-    split(a->ops_list, ",", &a->names, &a->nnames);
+    split(a->ops_list, ",", &a->names, &a->nnames, &a->capnames);
   } else {
     rc = kope_ops_list(dir, &a->names, &a->nnames, err);
   }
@@ -283,13 +279,16 @@ static int run(bench_args *a)
   kope_err_clear(&err);
   if ((rc = select_ops(a, &err)) != KOPE_OK)
     return kope_cli_fail("bench", &err);
-  split(a->configs ? a->configs : "tuner+memory,tuner-nomemory,random", ",", &a->cfgs, &a->ncfgs);
+  split(a->configs ? a->configs : "tuner+memory,tuner-nomemory,random", ",", &a->cfgs, &a->ncfgs,
+        &a->capcfgs);
   a->o.ops = (const char *const *)a->names;
   a->o.nops = a->nnames;
   a->o.configs = (const char *const *)a->cfgs;
   a->o.nconfigs = a->ncfgs;
   if (!a->o.workdir)
     a->o.workdir = a->workdir = kope_sprintf("%s.d", a->out);
+  if (!a->o.workdir)
+    return kope_cli_nomem(CMD, "work directory");
   a->o.stop = kope_cli_stop_flag();
   a->o.progress = on_progress;
   if ((rc = kope_bench_run(&a->o, &doc, &err)) != KOPE_OK)
