@@ -257,14 +257,8 @@ kope_mem_rec *mem_recs_push(kope_mem_recs *r)
 {
   kope_mem_rec *x;
 
-  if (r->n == r->cap) {
-    size_t cap = r->cap ? 2 * r->cap : 16;
-    kope_mem_rec *v = realloc(r->v, cap * sizeof *v);
-    if (!v)
-      return NULL;
-    r->v = v;
-    r->cap = cap;
-  }
+  if (kope_grow(&r->v, &r->cap, r->n + 1, sizeof *r->v) != KOPE_OK)
+    return NULL;
   x = &r->v[r->n++];
   memset(x, 0, sizeof *x);
   x->score.label = -1;

@@ -47,6 +47,12 @@ typedef struct mem_ids {
 } mem_ids;
 
 int mem_ids_push(mem_ids *ids, int64_t id);
+/* Append h to *hits (n in use, cap allocated, grown by kope_grow); 0, or
+ * KOPE_ENOMEM with the array unchanged (text.c). */
+int mem_hits_push(mem_hit **hits, size_t *n, size_t *cap, mem_hit h);
+/* qsort order of hits: best (lowest, bm25-like) score first, newer first
+ * on ties; both engines' text search ends with it (text.c). */
+int mem_hit_cmp(const void *a, const void *b);
 void mem_ids_release(mem_ids *ids);
 
 /* One Case as digest aggregation sees it (rows come sorted by key). */

@@ -173,31 +173,6 @@ static size_t build_query(pg *s, const char *text, int all_terms, char words[][4
   return n;
 }
 
-static int push_hit(mem_hit **hits, size_t *n, size_t *cap, mem_hit h)
-{
-  if (*n == *cap) {
-    size_t c = *cap ? 2 * *cap : 32;
-    mem_hit *v = realloc(*hits, c * sizeof *v);
-    if (!v)
-      return -1;
-    *hits = v;
-    *cap = c;
-  }
-  (*hits)[(*n)++] = h;
-  return 0;
-}
-
-/* Best (lowest) score first, newer first on ties. */
-static int cmp_hit(const void *a, const void *b)
-{
-  const mem_hit *x = a, *y = b;
-  int64_t rx = x->id * 4 + x->kind, ry = y->id * 4 + y->kind;
-
-  if (x->score != y->score)
-    return x->score < y->score ? -1 : 1;
-  return (rx < ry) - (rx > ry);
-}
-
 int pg_text(void *impl, const char *text, int all_terms, size_t limit, mem_hit **hits,
             size_t *n, kope_err *err)
 {
@@ -229,13 +204,13 @@ int pg_text(void *impl, const char *text, int all_terms, size_t limit, mem_hit *
     h.id = pg_i64(r, i, 1);
     h.case_id = pg_i64(r, i, 2);
     h.score = pg_dbl(r, i, 3, 0.0);
-    if (push_hit(hits, n, &cap, h) != 0) {
+    if (mem_hits_push(hits, n, &cap, h) != 0) {
       rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
       goto out;
     }
   }
   if (*n > 0)
-    qsort(*hits, *n, sizeof **hits, cmp_hit);
+    qsort(*hits, *n, sizeof **hits, mem_hit_cmp);
   if (*n > limit)
     *n = limit;
 out:

@@ -32,14 +32,8 @@ static pool_item *pool_find_or_add(pool *p, int64_t id)
   for (i = 0; i < p->n; i++)
     if (p->v[i].id == id)
       return &p->v[i];
-  if (p->n == p->cap) {
-    size_t cap = p->cap ? 2 * p->cap : 32;
-    pool_item *v = realloc(p->v, cap * sizeof *v);
-    if (!v)
-      return NULL;
-    p->v = v;
-    p->cap = cap;
-  }
+  if (kope_grow(&p->v, &p->cap, p->n + 1, sizeof *p->v) != KOPE_OK)
+    return NULL;
   memset(&p->v[p->n], 0, sizeof p->v[p->n]);
   p->v[p->n].id = id;
   return &p->v[p->n++];

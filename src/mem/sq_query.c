@@ -257,20 +257,6 @@ static char *build_query(sq *s, const char *text, int all_terms, int *rc, kope_e
   return kope_buf_steal(&q);
 }
 
-static int push_hit(mem_hit **hits, size_t *n, size_t *cap, mem_hit h)
-{
-  if (*n == *cap) {
-    size_t c = *cap ? 2 * *cap : 32;
-    mem_hit *v = realloc(*hits, c * sizeof *v);
-    if (!v)
-      return -1;
-    *hits = v;
-    *cap = c;
-  }
-  (*hits)[(*n)++] = h;
-  return 0;
-}
-
 /* A Journal hit's Case. */
 static int journal_case(sq *s, mem_hit *h, kope_err *err)
 {
@@ -300,24 +286,13 @@ static int collect_hits(sq *s, sqlite3_stmt *st, mem_hit **hits, size_t *n, kope
     h.id = rowid >> 2;
     h.case_id = h.kind == MEM_T_CASE ? h.id : 0;
     h.score = sqlite3_column_double(st, 1);
-    if (push_hit(hits, n, &cap, h) != 0) {
+    if (mem_hits_push(hits, n, &cap, h) != 0) {
       rc = SQLITE_NOMEM;
       break;
     }
   }
   sqlite3_reset(st);
   return rc == SQLITE_DONE ? KOPE_OK : sq_fail(s, rc, "searching", err);
-}
-
-/* Best bm25 first (lower is better), newer first on ties. */
-static int cmp_hit(const void *a, const void *b)
-{
-  const mem_hit *x = a, *y = b;
-  int64_t rx = x->id * 4 + x->kind, ry = y->id * 4 + y->kind;
-
-  if (x->score != y->score)
-    return x->score < y->score ? -1 : 1;
-  return (rx < ry) - (rx > ry);
 }
 
 /* A relevance query scores the newest ROW_BUDGET matches in one pass of
@@ -344,7 +319,7 @@ int sq_text(void *impl, const char *text, int all_terms, size_t limit, mem_hit *
     rc = collect_hits(s, st, hits, n, err);
   }
   if (rc == KOPE_OK && !all_terms && *n > 0) {
-    qsort(*hits, *n, sizeof **hits, cmp_hit);
+    qsort(*hits, *n, sizeof **hits, mem_hit_cmp);
     if (*n > limit)
       *n = limit;
   }

@@ -1,7 +1,8 @@
 /*
  * Text derived from the memory: normalized error signatures (the key of
- * error-driven retrieval), search terms pulled out of free text, and the
- * one-line summaries and digest lessons that go into prompts.
+ * error-driven retrieval), search terms pulled out of free text, the
+ * full-text hit list both engines fill and its order, and the one-line
+ * summaries and digest lessons that go into prompts.
  */
 #include <ctype.h>
 #include <math.h>
@@ -178,6 +179,26 @@ size_t mem_terms(const char *text, char terms[][48], size_t max)
       memcpy(terms[n++], w, len + 1);
   }
   return n;
+}
+
+/* ---- full-text hits ---------------------------------------------------- */
+
+int mem_hits_push(mem_hit **hits, size_t *n, size_t *cap, mem_hit h)
+{
+  if (kope_grow(hits, cap, *n + 1, sizeof **hits) != KOPE_OK)
+    return KOPE_ENOMEM;
+  (*hits)[(*n)++] = h;
+  return KOPE_OK;
+}
+
+int mem_hit_cmp(const void *a, const void *b)
+{
+  const mem_hit *x = a, *y = b;
+  int64_t rx = x->id * 4 + x->kind, ry = y->id * 4 + y->kind;
+
+  if (x->score != y->score)
+    return x->score < y->score ? -1 : 1;
+  return (rx < ry) - (rx > ry);
 }
 
 /* ---- summaries --------------------------------------------------------- */
