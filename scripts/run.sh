@@ -25,6 +25,10 @@ REPLAY=${KOPE_RUN_REPLAY:-$(ls docs/data/llm-sessions/softmax-2026-12-04-e17815d
 [ "$REPLAY" != none ] || REPLAY=
 OUT=${KOPE_RUN_OUT:-.kope/run}
 EVAL=(--eval-seeds 1 --case-budget 0.03 --final-seeds 2 --final-case-budget 0.05)
+# time at real-time priority where the machine allows it (root or
+# CAP_SYS_NICE): other processes then do not disturb the timings
+# (docs/evaluator.md, "Real-time priority")
+if chrt -f 1 true 2>/dev/null; then EVAL+=(--realtime); fi
 rm -rf "$OUT"
 mkdir -p "$OUT"
 t0=$(date +%s)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,8 +70,44 @@ static void set_limit(int res, rlim_t v)
   setrlimit(res, &rl);
 }
 
+int kope_proc_rt_prio(void)
+{
+  struct sched_param sp;
+  int pol = sched_getscheduler(0);
+
+  if ((pol != SCHED_FIFO && pol != SCHED_RR) || sched_getparam(0, &sp) != 0)
+    return 0;
+  return sp.sched_priority;
+}
+
+int kope_proc_rt_set(int prio)
+{
+  struct sched_param sp;
+
+  memset(&sp, 0, sizeof sp);
+  sp.sched_priority = prio > 0 ? prio : 0;
+  return sched_setscheduler(0, prio > 0 ? SCHED_FIFO : SCHED_OTHER, &sp);
+}
+
+int kope_realtime(int prio, kope_err *err)
+{
+  if (prio < 2 || prio > sched_get_priority_max(SCHED_FIFO))
+    return kope_err_set(err, KOPE_EINPUT, "real-time priority %d: expected 2 to %d", prio,
+                        sched_get_priority_max(SCHED_FIFO));
+  if (kope_proc_rt_set(prio) != 0)
+    return kope_err_set(err, KOPE_EENV,
+                        "cannot run SCHED_FIFO at priority %d: %s (needs root, "
+                        "CAP_SYS_NICE or an RLIMIT_RTPRIO of at least %d)",
+                        prio, strerror(errno), prio);
+  return KOPE_OK;
+}
+
 void kope_proc_child_setup(const kope_limits *lim, int keep_below)
 {
+  /* compilers and commands never inherit kope's real-time priority
+   * (kope_realtime); a worker takes its own step below it (worker.c) */
+  if (kope_proc_rt_prio() > 0)
+    kope_proc_rt_set(0);
   setpgid(0, 0);
   set_limit(RLIMIT_CORE, 0);
   if (lim->cpu_s > 0)

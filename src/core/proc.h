@@ -62,8 +62,16 @@ void kope_env_add(kope_env *env, const char *fmt, ...) __attribute__((format(pri
 void kope_env_pass(kope_env *env, const char *name);
 void kope_env_free(kope_env *env);
 
-/* In a forked child: apply limits, new process group, close fds >= first.
- * Only async-signal-safe calls. */
+/* In a forked child: apply limits, new process group, close fds >= first,
+ * and drop a real-time scheduling policy inherited from kope (see
+ * kope_realtime). Only async-signal-safe calls. */
 void kope_proc_child_setup(const kope_limits *lim, int first_fd_to_keep_open_below);
+
+/* The calling thread's real-time priority: p when it runs SCHED_FIFO or
+ * SCHED_RR, else 0. Async-signal-safe. */
+int kope_proc_rt_prio(void);
+/* Run the calling thread SCHED_FIFO at prio (> 0) or SCHED_OTHER (0).
+ * Returns 0 or -1 with errno (sched_setscheduler). Async-signal-safe. */
+int kope_proc_rt_set(int prio);
 
 #endif

@@ -74,7 +74,7 @@ static void child_side(const char *exe, const char *dir, const kope_env *env, in
                        int logfd, const kope_limits *lim, int strict)
 {
   int devnull = open("/dev/null", O_RDONLY), i, n = fds[4] >= 0 ? 5 : 4;
-  int tmp[5];
+  int tmp[5], rt = kope_proc_rt_prio();
   char *argv[2] = {(char *)exe, NULL};
 
   /* Move the descriptors out of the way, then to 3..6 (7: the filter). */
@@ -90,6 +90,8 @@ static void child_side(const char *exe, const char *dir, const kope_env *env, in
   if (chdir(dir) != 0)
     _exit(126);
   kope_proc_child_setup(lim, KOPE_CHILD_FD_FILTER + 1);
+  if (rt > 1)   /* kope_realtime: one step below the judge */
+    kope_proc_rt_set(rt - 1);
   kope_sandbox_enter(kope_sandbox_probe(), dir, strict);
   execve(exe, argv, (char *const *)env->vars);
   _exit(127);

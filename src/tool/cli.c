@@ -163,6 +163,17 @@ int kope_cli_double(const char *cmd, const char *opt, const char *v, double lo, 
 
 /* ---- options shared by optimize and bench ---- */
 
+int kope_cli_realtime(const char *cmd)
+{
+  kope_err err;
+
+  kope_err_clear(&err);
+  if (kope_realtime(KOPE_REALTIME_PRIO, &err) == KOPE_OK)
+    return KOPE_OK;
+  fprintf(stderr, "kope %s: --realtime: %s\n", cmd, err.msg);
+  return err.code;
+}
+
 int kope_cli_shared_opt(const kope_cli_shared *s, const char *cmd, int ch, const char *v)
 {
   switch (ch) {
@@ -188,6 +199,7 @@ int kope_cli_shared_opt(const kope_cli_shared *s, const char *cmd, int ch, const
   case KOPE_CLI_LLM_MODEL: s->pol->llm_model = v; return KOPE_OK;
   case KOPE_CLI_LLM_CMD: s->pol->llm_cmd = v; return KOPE_OK;
   case KOPE_CLI_LLM_REPLAY: s->pol->llm_replay = v; return KOPE_OK;
+  case KOPE_CLI_REALTIME: return kope_cli_realtime(cmd);
   default: return -2;
   }
 }

@@ -51,7 +51,7 @@ enum {
   KOPE_CLI_TARGET = 0x100, KOPE_CLI_OPS_DIR, KOPE_CLI_DB, KOPE_CLI_THREADS,
   KOPE_CLI_BUDGET_EVALS, KOPE_CLI_EVAL_SEEDS, KOPE_CLI_CASE_BUDGET, KOPE_CLI_SEED,
   KOPE_CLI_START, KOPE_CLI_LLM_PROVIDER, KOPE_CLI_LLM_URL, KOPE_CLI_LLM_MODEL,
-  KOPE_CLI_LLM_CMD, KOPE_CLI_LLM_REPLAY
+  KOPE_CLI_LLM_CMD, KOPE_CLI_LLM_REPLAY, KOPE_CLI_REALTIME
 };
 #define KOPE_CLI_SHARED_OPTS                                                            \
   {"target", 1, 0, KOPE_CLI_TARGET}, {"ops-dir", 1, 0, KOPE_CLI_OPS_DIR},               \
@@ -60,7 +60,8 @@ enum {
   {"case-budget", 1, 0, KOPE_CLI_CASE_BUDGET}, {"seed", 1, 0, KOPE_CLI_SEED},           \
   {"start", 1, 0, KOPE_CLI_START}, {"llm-provider", 1, 0, KOPE_CLI_LLM_PROVIDER},       \
   {"llm-url", 1, 0, KOPE_CLI_LLM_URL}, {"llm-model", 1, 0, KOPE_CLI_LLM_MODEL},         \
-  {"llm-cmd", 1, 0, KOPE_CLI_LLM_CMD}, {"llm-replay", 1, 0, KOPE_CLI_LLM_REPLAY}
+  {"llm-cmd", 1, 0, KOPE_CLI_LLM_CMD}, {"llm-replay", 1, 0, KOPE_CLI_LLM_REPLAY},     \
+  {"realtime", 0, 0, KOPE_CLI_REALTIME}
 
 typedef struct kope_cli_shared {
   const char **target, **ops_dir, **db;
@@ -70,6 +71,11 @@ typedef struct kope_cli_shared {
   uint64_t *seed;
   kope_policy_opts *pol;      /* the llm-* strings */
 } kope_cli_shared;
+
+/* --realtime: run kope's judge SCHED_FIFO (kope_realtime at
+ * KOPE_REALTIME_PRIO) from now on. KOPE_OK, or KOPE_EENV with "kope CMD:
+ * --realtime: why" printed. */
+int kope_cli_realtime(const char *cmd);
 
 /* Parse shared option ch with value v for subcommand cmd. KOPE_OK,
  * KOPE_EINPUT (message printed), or -2 when ch is not a shared option. */

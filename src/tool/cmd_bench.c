@@ -57,6 +57,8 @@ static void usage(FILE *f)
     "  --final-case-budget S timing seconds per case when re-measuring (default 0.1)\n"
     "  --target T            target (default cpu)\n"
     "  --threads N           OpenMP threads (default all)\n"
+    "  --realtime            time kernels at real-time priority (SCHED_FIFO; root or\n"
+    "                        CAP_SYS_NICE): other processes no longer disturb the timing\n"
     "  --ops-dir DIR         operator directory (default: $KOPE_OPS or ./ops)\n"
     "  --json                print the metrics as one JSON document\n"
     "  -h, --help            this help\n"

@@ -28,6 +28,8 @@ static void usage(FILE *f)
     "  --seeds N         fresh input seeds per case (default 5)\n"
     "  --seed S          fix the input seed (reproducible runs; default: fresh)\n"
     "  --threads N       OpenMP threads for the candidate (default: all CPUs)\n"
+    "  --realtime        time at real-time priority (SCHED_FIFO; needs root or\n"
+    "                    CAP_SYS_NICE): other processes no longer disturb the timing\n"
     "  --timeout SEC     wall-clock limit per call to the kernel (default 10)\n"
     "  --no-timing       check correctness only\n"
     "  --rounds N        minimum timing rounds per case (default 7)\n"
@@ -66,7 +68,7 @@ static int parse(int argc, char **argv, eval_args *a)
   static const struct option opts[] = {
     {"target", 1, 0, 't'}, {"device", 1, 0, 'D'},
     {"json", 0, 0, 'j'}, {"seeds", 1, 0, 's'}, {"seed", 1, 0, 'S'},
-    {"threads", 1, 0, 'T'}, {"timeout", 1, 0, 'o'}, {"no-timing", 0, 0, 'n'},
+    {"threads", 1, 0, 'T'}, {"realtime", 0, 0, 'R'}, {"timeout", 1, 0, 'o'}, {"no-timing", 0, 0, 'n'},
     {"rounds", 1, 0, 'r'}, {"budget", 1, 0, 'b'}, {"cflags", 1, 0, 'c'},
     {"ops-dir", 1, 0, 'd'}, {"hw-cache", 1, 0, 'w'}, {"keep", 0, 0, 'k'},
     {"base", 1, 0, 'B'}, {"no-gate", 0, 0, 'G'}, {"build-only", 0, 0, 'O'},
@@ -84,6 +86,7 @@ static int parse(int argc, char **argv, eval_args *a)
     case 's': rc = kope_cli_int("eval", "seeds", optarg, 1, 1000, &a->o.seeds); break;
     case 'S': rc = kope_cli_u64("eval", "seed", optarg, &a->o.seed); break;
     case 'T': rc = kope_cli_int("eval", "threads", optarg, 0, 4096, &a->o.threads); break;
+    case 'R': rc = kope_cli_realtime("eval"); break;
     case 'o': rc = kope_cli_double("eval", "timeout", optarg, 0, 86400, &a->o.timeout_s); break;
     case 'n': a->o.timing = 0; break;
     case 'r': rc = kope_cli_int("eval", "rounds", optarg, 0, 100000, &a->o.min_rounds); break;

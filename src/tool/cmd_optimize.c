@@ -54,6 +54,8 @@ static void usage(FILE *f)
     "  --min-gain G          required speedup over the incumbent (default 0.05)\n"
     "  --eval-seeds N        input seeds per case (default 5)\n"
     "  --threads N           OpenMP threads (default all)\n"
+    "  --realtime            time kernels at real-time priority (SCHED_FIFO; root or\n"
+    "                        CAP_SYS_NICE): other processes no longer disturb the timing\n"
     "  --case-budget S       timing seconds per case (default 0.15)\n"
     "  --rounds N            minimum timing rounds per case (default 7, at least 3)\n"
     "  --no-vendor           do not time the vendor baseline (faster; speedups vs\n"
