@@ -144,8 +144,12 @@ void kope_mem_score_init(kope_mem_score *s);
 
 /* ---- sessions --------------------------------------------------------- */
 
-/* One optimization run of one operator on one target. As input only the
- * descriptive fields are read; the rest is filled when read back. */
+/* One optimization run of one operator on one target. Ownership, as for a
+ * Case: a session given to kope_mem_session_begin is only read (its
+ * descriptive fields, strings borrowed for the call); a session filled by
+ * kope_mem_session_get owns every string it holds, and
+ * kope_mem_session_release frees them. Release only what _get filled
+ * (or a zeroed struct). */
 typedef struct kope_mem_session {
   const char *op;        /* operator name (required) */
   const char *target;    /* e.g. "cpu" */
@@ -157,7 +161,6 @@ typedef struct kope_mem_session {
   double started, ended;  /* unix seconds; ended 0 while open */
   const char *status;     /* set by session_end, e.g. "done" */
   const char *uid;        /* global identity "<db uuid>:<id>" */
-  int owned;              /* strings belong to the struct */
 } kope_mem_session;
 
 int kope_mem_session_begin(kope_db *db, const kope_mem_session *s, int64_t *id,

@@ -146,7 +146,7 @@ void mem_session_release_strings(kope_mem_session *s)
 
 void kope_mem_session_release(kope_mem_session *s)
 {
-  if (!s || !s->owned)
+  if (!s)
     return;
   mem_session_release_strings(s);
   memset(s, 0, sizeof *s);

@@ -91,7 +91,6 @@ static void session_row(pg *s, const PGresult *r, int row, void *o)
 {
   kope_mem_session *out = o;
 
-  out->owned = 1;
   out->id = pg_i64(r, row, 0);
   out->op = pg_txt(r, row, 1);
   out->target = pg_txt(r, row, 2);

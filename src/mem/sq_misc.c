@@ -65,7 +65,6 @@ static void session_row(sq *s, sqlite3_stmt *st, void *o)
 {
   kope_mem_session *out = o;
 
-  out->owned = 1;
   out->id = sqlite3_column_int64(st, 0);
   out->op = sq_col_text(st, 1);
   out->target = sq_col_text(st, 2);
