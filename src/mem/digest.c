@@ -79,37 +79,16 @@ static int agg_start(agg *a, const mem_drow *r)
   return d->target && d->category && d->layer && d->thought_id ? 0 : -1;
 }
 
-/* Capacity for n + 1 entries: doubles *cap from 64. */
-static size_t next_cap(size_t cap, size_t n)
-{
-  size_t c = cap ? cap : 64;
-
-  while (c < n + 1)
-    c *= 2;
-  return c;
-}
-
+/* One more Case in the open digest (its ratio and id; -1 when out of
+ * memory). */
 static int agg_add(agg *a, const mem_drow *r)
 {
   kope_mem_digest *d = &a->cur;
   size_t n = (size_t)d->attempts;
 
-  if (n + 1 > a->cap) {
-    size_t c = next_cap(a->cap, n);
-    double *v = realloc(a->ratios, c * sizeof *v);
-    if (!v)
-      return -1;
-    a->ratios = v;
-    a->cap = c;
-  }
-  if (n + 1 > a->ids_cap) {
-    size_t c = next_cap(a->ids_cap, n);
-    int64_t *v = realloc(d->case_ids, c * sizeof *v);
-    if (!v)
-      return -1;
-    d->case_ids = v;
-    a->ids_cap = c;
-  }
+  if (kope_grow(&a->ratios, &a->cap, n + 1, sizeof *a->ratios) != KOPE_OK ||
+      kope_grow(&d->case_ids, &a->ids_cap, n + 1, sizeof *d->case_ids) != KOPE_OK)
+    return -1;
   a->ratios[n] = r->r;
   d->case_ids[n] = r->case_id;
   d->n_case_ids = n + 1;
