@@ -4,10 +4,14 @@
  * lists and the row reading and binding (sq_case.c, sq_open.c), the
  * release of its strings, the Case-to-JSON writer used by `kope memory
  * export` and by the CLI (kope_mem_case_json), and the import's reading
- * of a JSON Case (import.c). Adding a Case field is one row here plus the
- * schema migration that adds its column (sq_schema.c); a new kind of
- * field also needs its case in the per-kind switches (case_fields.c,
- * sq_case.c).
+ * of a JSON Case (import.c), and both engines' column lists, parameters
+ * and row reading (sq_case.c, pg_case.c). Adding a Case field is: its
+ * member in kope/mem.h (kope_mem_case_in for a field given on insert),
+ * one row here, and the schema migration that adds its column in each
+ * engine (sq_schema.c, pg_schema.c, KOPE_DB_SCHEMA_VERSION); whoever
+ * produces the value then sets it (the agent: agent/record.c). A new kind
+ * of field also needs its case in the per-kind switches (case_fields.c,
+ * import.c, sq_case.c, pg_case.c).
  *
  * X(name, kind, place, column, group, key, aux, flags), in the order of
  * the JSON object (jansson keeps insertion order, so this order is the
