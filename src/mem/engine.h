@@ -162,6 +162,16 @@ typedef struct mem_engine {
    * existing file there is replaced); the store is only read. NULL for
    * an engine that cannot (kope_db_copy then gives KOPE_EINPUT). */
   int (*copy)(void *impl, const char *dst, kope_err *err);
+
+  /* Batched reads, for an engine that pays a round trip per statement
+   * (NULL: callers loop over case_brief, case_get and fix_of). out[i] /
+   * fix[i] answer ids[i] as the single-row function would (case_gets
+   * without code); an unknown id gives KOPE_EINPUT and out is released. */
+  int (*case_briefs)(void *impl, const int64_t *ids, size_t n, kope_mem_case *out,
+                     kope_err *err);
+  int (*case_gets)(void *impl, const int64_t *ids, size_t n, kope_mem_case *out,
+                   kope_err *err);
+  int (*fixes_of)(void *impl, const int64_t *ids, size_t n, int64_t *fix, kope_err *err);
 } mem_engine;
 
 extern const mem_engine kope_mem_sqlite_engine;

@@ -48,6 +48,10 @@ typedef struct pg {
   int reading;       /* a read snapshot (MEM_TXN_READ) is open */
   int readonly;
   pg_df *df;         /* PG_DF_SLOTS entries, allocated on first search */
+  pg_df *common;     /* the most common search terms, sorted (pg_query.c) */
+  size_t ncommon;
+  double common_at;  /* when they were read (0: never) */
+  struct pg_imp *imp; /* the import's caches (pg_import.c), NULL outside one */
 } pg;
 
 /* Parameters of one statement; values are copied into the list. */
@@ -103,6 +107,10 @@ int pg_case_get(void *impl, int64_t id, int flags, kope_mem_case *out, kope_err 
 int pg_case_brief(void *impl, int64_t id, kope_mem_case *out, kope_err *err);
 int pg_case_each(void *impl, const kope_mem_filter *f, int flags, kope_mem_case_fn fn,
                  void *ctx, kope_err *err);
+int pg_case_briefs(void *impl, const int64_t *ids, size_t n, kope_mem_case *out,
+                   kope_err *err);
+int pg_case_gets(void *impl, const int64_t *ids, size_t n, kope_mem_case *out,
+                 kope_err *err);
 int pg_successors(void *impl, int64_t id, mem_ids *out, kope_err *err);
 int pg_find_uid(void *impl, int kind, const char *db, int64_t id, int64_t *local,
                 kope_err *err);
@@ -120,6 +128,31 @@ int pg_text(void *impl, const char *text, int all_terms, size_t limit, mem_hit *
 int pg_err_cases(void *impl, const char *sig, const kope_mem_filter *f, size_t limit,
                  mem_ids *out, kope_err *err);
 int pg_fix_of(void *impl, int64_t failed_id, int64_t *fix_id, kope_err *err);
+int pg_fixes_of(void *impl, const int64_t *ids, size_t n, int64_t *fix, kope_err *err);
+
+/* ---- pg_import.c ------------------------------------------------------- */
+/* The import's bulk mode (see pg_import.c): started by import_begin inside
+ * a transaction, stopped (caches freed) when the outer transaction ends.
+ * Each pg_imp_* returns 0 / KOPE_OK and does nothing outside an import.
+ * The lookups return 1 when they answered (then *rc / the out value is
+ * set), 0 when the caller must ask the server. */
+int pg_imp_start(pg *s, kope_err *err);
+void pg_imp_stop(pg *s);
+int pg_imp_find_uid(pg *s, int kind, const char *db, int64_t id, int64_t *local, int *rc,
+                    kope_err *err);
+int pg_imp_exists(pg *s, int kind, int64_t id, int *yes);
+/* A row of kind this import stored (o: its origin, or NULL). */
+int pg_imp_made(pg *s, int kind, int64_t id, const mem_origin *o, kope_err *err);
+/* 1 when this import already stored the source with this hash. */
+int pg_imp_source_seen(pg *s, const char *hash);
+int pg_imp_node_get(pg *s, int64_t id, mem_node *n);
+int pg_imp_node_keep(pg *s, const mem_node *n, int dirty, kope_err *err);
+/* Quiet: the statements now run are the cache's own reads. */
+void pg_imp_quiet(pg *s, int on);
+/* Write the changed score rows and drop the cache. */
+int pg_imp_flush(pg *s, kope_err *err);
+/* Called by pg_run before each statement. */
+int pg_imp_before(pg *s, const char *sql, kope_err *err);
 
 /* ---- pg_misc.c ---------------------------------------------------------- */
 int pg_session_put(void *impl, const kope_mem_session *s, const mem_origin *o,

@@ -70,12 +70,16 @@ int pg_node_get(void *impl, int64_t id, mem_node *n, kope_err *err)
   PGresult *r = NULL;
   int rc;
 
+  if (pg_imp_node_get(s, id, n))
+    return KOPE_OK;   /* an import's row, locked or written by it */
   pg_par_i64(&p, id);
   /* in a write: lock the row, so concurrent successor updates serialize */
+  pg_imp_quiet(s, 1);
   rc = pg_run(s, s->depth > 0 ? "SELECT " NODE_COLS " FROM case_scores WHERE id = $1 "
                                 "FOR UPDATE"
                               : "SELECT " NODE_COLS " FROM case_scores WHERE id = $1",
               &p, &r, "reading a Case", err);
+  pg_imp_quiet(s, 0);
   memset(n, 0, sizeof *n);
   n->id = id;
   if (rc == KOPE_OK && PQntuples(r) == 1)
@@ -83,6 +87,8 @@ int pg_node_get(void *impl, int64_t id, mem_node *n, kope_err *err)
   else if (rc == KOPE_OK)
     rc = kope_err_set(err, KOPE_EINPUT, "no Case with id %lld in %s", (long long)id, s->path);
   PQclear(r);
+  if (rc == KOPE_OK)
+    rc = pg_imp_node_keep(s, n, 0, err);
   return rc;
 }
 
@@ -143,6 +149,10 @@ static int put_node(pg *s, int full, const mem_node *n, kope_err *err)
 
 int pg_node_put(void *impl, const mem_node *n, kope_err *err)
 {
+  pg *s = impl;
+
+  if (s->imp)   /* written in a batch later (pg_import.c) */
+    return pg_imp_node_keep(s, n, 1, err);
   return put_node(impl, 0, n, err);
 }
 
@@ -297,6 +307,13 @@ int pg_case_put(void *impl, const kope_mem_case_in *c, const mem_node *score,
   PQclear(r);
   if ((rc = put_scores(s, *id, c, score, err)) != KOPE_OK)
     return rc;
+  if (s->imp) {
+    mem_node kept = *score;
+    kept.id = *id;
+    if ((rc = pg_imp_node_keep(s, &kept, 0, err)) != KOPE_OK ||
+        (rc = pg_imp_made(s, MEM_U_CASE, *id, o, err)) != KOPE_OK)
+      return rc;
+  }
   pg_par_i64(&q, *id);
   return pg_run(s, "INSERT INTO mem_docs(rid, kind, id, case_id, tsv) SELECT id * 4, 0, id, id, "
                 PG_CASE_DOC " FROM cases WHERE id = $1", &q, NULL, "indexing a Case", err);
@@ -379,6 +396,21 @@ int pg_case_get(void *impl, int64_t id, int flags, kope_mem_case *out, kope_err 
   return rc;
 }
 
+#define PG_BRIEF_COLS "id, label, rank, step_ratio, d_score, layer, target, hw"
+
+static void read_brief(const PGresult *r, int row, kope_mem_case *out)
+{
+  kope_mem_case_init(out);
+  out->id = pg_i64(r, row, 0);
+  out->in.score.label = (int)pg_i64(r, row, 1);
+  out->in.score.rank = pg_dbl(r, row, 2, 0.0);
+  out->in.score.step_ratio = pg_dbl(r, row, 3, 0.0);
+  out->in.score.d_score = pg_dbl(r, row, 4, 0.0);
+  out->in.layer = pg_txt(r, row, 5);
+  out->in.target = pg_txt(r, row, 6);
+  out->in.hw = pg_txt(r, row, 7);
+}
+
 int pg_case_brief(void *impl, int64_t id, kope_mem_case *out, kope_err *err)
 {
   pg *s = impl;
@@ -388,22 +420,91 @@ int pg_case_brief(void *impl, int64_t id, kope_mem_case *out, kope_err *err)
 
   kope_mem_case_init(out);
   pg_par_i64(&p, id);
-  rc = pg_run(s, "SELECT label, rank, step_ratio, d_score, layer, target, hw FROM "
-              "case_scores WHERE id = $1", &p, &r, "reading a Case", err);
-  if (rc == KOPE_OK && PQntuples(r) == 1) {
-    out->id = id;
-    out->in.score.label = (int)pg_i64(r, 0, 0);
-    out->in.score.rank = pg_dbl(r, 0, 1, 0.0);
-    out->in.score.step_ratio = pg_dbl(r, 0, 2, 0.0);
-    out->in.score.d_score = pg_dbl(r, 0, 3, 0.0);
-    out->in.layer = pg_txt(r, 0, 4);
-    out->in.target = pg_txt(r, 0, 5);
-    out->in.hw = pg_txt(r, 0, 6);
-  } else if (rc == KOPE_OK) {
+  rc = pg_run(s, "SELECT " PG_BRIEF_COLS " FROM case_scores WHERE id = $1", &p, &r,
+              "reading a Case", err);
+  if (rc == KOPE_OK && PQntuples(r) == 1)
+    read_brief(r, 0, out);
+  else if (rc == KOPE_OK)
     rc = kope_err_set(err, KOPE_EINPUT, "no Case with id %lld in %s", (long long)id, s->path);
-  }
   PQclear(r);
   return rc;
+}
+
+/* ---- batched reads (one round trip for many ids) ---------------------------- */
+
+/* ids as a bigint[] literal (digits only: safe as a text parameter). */
+static char *id_array(const int64_t *ids, size_t n)
+{
+  kope_buf b;
+  size_t i;
+
+  kope_buf_init(&b, 0);
+  kope_buf_puts(&b, "{");
+  for (i = 0; i < n; i++)
+    kope_buf_printf(&b, "%s%lld", i ? "," : "", (long long)ids[i]);
+  kope_buf_puts(&b, "}");
+  return kope_buf_steal(&b);
+}
+
+typedef void (*row_reader)(pg *s, const PGresult *r, int row, kope_mem_case *out);
+
+static void brief_reader(pg *s, const PGresult *r, int row, kope_mem_case *out)
+{
+  (void)s;
+  read_brief(r, row, out);
+}
+
+static void case_reader(pg *s, const PGresult *r, int row, kope_mem_case *out)
+{
+  read_case(s, r, row, out);
+}
+
+/* Run sql (its id column first, $1 = the id array) and hand each row to
+ * every out[i] whose ids[i] it answers; an id without a row is an error. */
+static int read_many(pg *s, const char *sql, const int64_t *ids, size_t n, kope_mem_case *out,
+                     row_reader rd, kope_err *err)
+{
+  char *arr = id_array(ids, n);
+  pg_par p = {0};
+  PGresult *r = NULL;
+  size_t i;
+  int rc, row;
+
+  for (i = 0; i < n; i++)
+    kope_mem_case_init(&out[i]);
+  if (!arr)
+    return kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  pg_par_text(&p, arr);
+  rc = pg_run(s, sql, &p, &r, "reading Cases", err);
+  for (row = 0; rc == KOPE_OK && row < PQntuples(r); row++)
+    for (i = 0; i < n; i++)
+      if (ids[i] == pg_i64(r, row, 0) && !out[i].id)
+        rd(s, r, row, &out[i]);
+  for (i = 0; rc == KOPE_OK && i < n; i++)
+    if (!out[i].id)
+      rc = kope_err_set(err, KOPE_EINPUT, "no Case with id %lld in %s", (long long)ids[i],
+                        s->path);
+  for (i = 0; rc != KOPE_OK && i < n; i++)
+    kope_mem_case_release(&out[i]);
+  PQclear(r);
+  free(arr);
+  return rc;
+}
+
+int pg_case_briefs(void *impl, const int64_t *ids, size_t n, kope_mem_case *out,
+                   kope_err *err)
+{
+  return n == 0 ? KOPE_OK
+                : read_many(impl, "SELECT " PG_BRIEF_COLS " FROM case_scores WHERE id = "
+                            "ANY($1::bigint[])", ids, n, out, brief_reader, err);
+}
+
+int pg_case_gets(void *impl, const int64_t *ids, size_t n, kope_mem_case *out,
+                 kope_err *err)
+{
+  return n == 0 ? KOPE_OK
+                : read_many(impl, "SELECT " PG_CASE_COLS PG_CASE_FROM " WHERE c.id = "
+                            "ANY($1::bigint[])", ids, n, out, case_reader, err);
 }
 
 /* ---- filters ------------------------------------------------------------ */
@@ -494,6 +595,10 @@ int pg_find_uid(void *impl, int kind, const char *db, int64_t id, int64_t *local
     "SELECT id FROM journals WHERE origin_db = $1 AND origin_id = $2"};
   pg_par p = {0};
 
+  int rc;
+
+  if (pg_imp_find_uid(impl, kind, db, id, local, &rc, err))
+    return rc;
   pg_par_text(&p, db);
   pg_par_i64(&p, id);
   return pg_int(impl, sql[kind < 0 || kind > 2 ? 0 : kind], &p, local, err);
@@ -509,6 +614,8 @@ int pg_exists(void *impl, int kind, int64_t id, int *yes, kope_err *err)
   int64_t n = 0;
   int rc;
 
+  if (pg_imp_exists(impl, kind, id, yes))
+    return KOPE_OK;
   pg_par_i64(&p, id);
   rc = pg_int(impl, sql[kind < 0 || kind > 2 ? 0 : kind], &p, &n, err);
   *yes = n > 0;

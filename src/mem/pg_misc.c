@@ -66,6 +66,8 @@ int pg_session_put(void *impl, const kope_mem_session *ses, const mem_origin *o,
               "$8, $9, $10, $11) RETURNING id", &p, &v, err);
   if (rc == KOPE_OK && id)
     *id = v;
+  if (rc == KOPE_OK)
+    rc = pg_imp_made(s, MEM_U_SESSION, v, o, err);
   return rc;
 }
 
@@ -149,6 +151,8 @@ int pg_journal_put(void *impl, const kope_mem_journal *j, const mem_origin *o,
               "FROM j) SELECT id FROM j", &p, &v, err);
   if (rc == KOPE_OK && id)
     *id = v;
+  if (rc == KOPE_OK)
+    rc = pg_imp_made(s, MEM_U_JOURNAL, v, o, err);
   return rc;
 }
 
@@ -210,6 +214,11 @@ int pg_source_put(void *impl, const char *body, char hash[65], int *added, kope_
   int rc;
 
   kope_sha256_hex(body, len, hash);
+  if (pg_imp_source_seen(s, hash)) {   /* this import stored it already */
+    if (added)
+      *added = 0;
+    return KOPE_OK;
+  }
   pg_par_text(&p, hash);
   pg_par_text(&p, body);
   pg_par_i64(&p, (int64_t)len);
@@ -446,6 +455,64 @@ static int digest_ids(pg *s, kope_mem_digest *d, kope_err *err)
   return rc;
 }
 
+typedef struct digest_at {
+  int64_t id;
+  size_t at;
+} digest_at;
+
+static int cmp_digest_at(const void *a, const void *b)
+{
+  const digest_at *x = a, *y = b;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The case_ids of n digests in one statement (rows come by digest, then
+ * Case, as digest_ids reads them for one). */
+static int digests_ids(pg *s, kope_mem_digest *d, size_t n, kope_err *err)
+{
+  digest_at *ix = calloc(n, sizeof *ix), key, *hit;
+  mem_ids *ids = calloc(n, sizeof *ids);
+  kope_buf arr;
+  pg_par p = {0};
+  PGresult *r = NULL;
+  size_t i;
+  int rc = ix && ids ? KOPE_OK : kope_err_nomem(err, "digest ids"), row;
+
+  kope_buf_init(&arr, 0);
+  kope_buf_puts(&arr, "{");
+  for (i = 0; rc == KOPE_OK && i < n; i++) {
+    ix[i].id = d[i].id;
+    ix[i].at = i;
+    kope_buf_printf(&arr, "%s%lld", i ? "," : "", (long long)d[i].id);
+  }
+  kope_buf_puts(&arr, "}");
+  if (rc == KOPE_OK) {
+    qsort(ix, n, sizeof *ix, cmp_digest_at);
+    pg_par_text(&p, arr.data);
+    rc = pg_run(s, "SELECT digest_id, case_id FROM digest_cases WHERE digest_id = "
+                "ANY($1::bigint[]) ORDER BY digest_id, case_id", &p, &r, "reading digests", err);
+  }
+  for (row = 0; rc == KOPE_OK && row < PQntuples(r); row++) {
+    key.id = pg_i64(r, row, 0);
+    hit = bsearch(&key, ix, n, sizeof *ix, cmp_digest_at);
+    if (hit && mem_ids_push(&ids[hit->at], pg_i64(r, row, 1)) != 0)
+      rc = kope_err_nomem(err, "digest ids");
+  }
+  for (i = 0; i < n && ids; i++) {
+    if (rc == KOPE_OK) {
+      d[i].case_ids = ids[i].v;
+      d[i].n_case_ids = ids[i].n;
+    } else {
+      mem_ids_release(&ids[i]);
+    }
+  }
+  PQclear(r);
+  kope_buf_release(&arr);
+  free(ix);
+  free(ids);
+  return rc;
+}
+
 static void digest_row(pg *s, const PGresult *r, int row, void *out)
 {
   (void)s;
@@ -491,8 +558,8 @@ int pg_digest_list(void *impl, const kope_mem_filter *f, size_t limit, int with_
   for (i = 0; rc == KOPE_OK && i < rows; i++)
     read_digest(r, i, &(*out)[(*n)++]);
   PQclear(r);
-  for (size_t k = 0; rc == KOPE_OK && with_ids && k < *n; k++)
-    rc = digest_ids(s, &(*out)[k], err);
+  if (rc == KOPE_OK && with_ids && *n > 0)
+    rc = digests_ids(s, *out, *n, err);
   return rc;
 }
 
@@ -653,18 +720,23 @@ int pg_import_begin(void *impl, const char *src_db, const char *src_path,
                     int64_t *import_id, kope_err *err)
 {
   pg_par p = {0};
+  int rc;
 
   pg_par_text(&p, src_db);
   pg_par_text(&p, src_path);
   pg_par_real(&p, mem_wall_now());
-  return pg_int(impl, "INSERT INTO imports(source_db, source_path, imported) VALUES ($1, $2, "
-                "$3) RETURNING id", &p, import_id, err);
+  rc = pg_int(impl, "INSERT INTO imports(source_db, source_path, imported) VALUES ($1, $2, "
+              "$3) RETURNING id", &p, import_id, err);
+  return rc == KOPE_OK ? pg_imp_start(impl, err) : rc;
 }
 
 int pg_import_end(void *impl, const kope_mem_import_stats *is, kope_err *err)
 {
   pg_par p = {0};
+  int rc = pg_imp_flush(impl, err);   /* the import's last score rows */
 
+  if (rc != KOPE_OK)
+    return rc;
   pg_par_i64(&p, is->import_id);
   pg_par_i64(&p, is->cases_new);
   pg_par_i64(&p, is->sessions_new);

@@ -134,13 +134,17 @@ int pg_fail(pg *s, PGresult *r, const char *what, kope_err *err)
 int pg_run(pg *s, const char *sql, const pg_par *p, PGresult **res, const char *what,
            kope_err *err)
 {
-  PGresult *r = p ? PQexecParams(s->c, sql, p->n, NULL, p->v, NULL, NULL, 0)
-                  : PQexec(s->c, sql);   /* may hold several statements */
-  ExecStatusType st = PQresultStatus(r);
-  int rc = KOPE_OK;
+  PGresult *r;
+  ExecStatusType st;
+  int rc;
 
   if (res)
     *res = NULL;
+  if ((rc = pg_imp_before(s, sql, err)) != KOPE_OK)
+    return rc;
+  r = p ? PQexecParams(s->c, sql, p->n, NULL, p->v, NULL, NULL, 0)
+        : PQexec(s->c, sql);   /* may hold several statements */
+  st = PQresultStatus(r);
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
     rc = pg_fail(s, r, what, err);
     PQclear(r);
@@ -209,7 +213,7 @@ static int txn_begin(pg *s, kope_err *err)
     return KOPE_OK;
   }
   snprintf(sql, sizeof sql, "SAVEPOINT k%d", s->depth);
-  if ((rc = txn_sql(s, sql, err)) != KOPE_OK)
+  if (!s->imp && (rc = txn_sql(s, sql, err)) != KOPE_OK)   /* import: see pg_import.c */
     return rc;
   s->depth++;
   return KOPE_OK;
@@ -224,8 +228,11 @@ static int txn_commit(pg *s, kope_err *err)
     return kope_err_set(err, KOPE_EINTERNAL, "commit without a transaction");
   if (--s->depth > 0) {
     snprintf(sql, sizeof sql, "RELEASE SAVEPOINT k%d", s->depth);
-    return s->failed ? KOPE_OK : txn_sql(s, sql, err);
+    return s->failed || s->imp ? KOPE_OK : txn_sql(s, sql, err);
   }
+  if (!s->failed && pg_imp_flush(s, err) != KOPE_OK)   /* an import's last scores */
+    s->failed = 1;
+  pg_imp_stop(s);
   if (s->failed) {
     txn_sql(s, "ROLLBACK", NULL);
     return kope_err_set(err, KOPE_EINPUT, "%s: a write in this transaction failed; "
@@ -244,10 +251,12 @@ static void txn_rollback(pg *s)
     return;
   if (--s->depth > 0) {
     snprintf(sql, sizeof sql, "ROLLBACK TO SAVEPOINT k%d", s->depth);
-    txn_sql(s, sql, NULL);
+    if (!s->imp)
+      txn_sql(s, sql, NULL);
     s->failed = 1;
     return;
   }
+  pg_imp_stop(s);
   txn_sql(s, "ROLLBACK", NULL);
   s->failed = 0;
 }
@@ -356,7 +365,9 @@ static void pg_close(void *impl)
     return;
   if (s->c)
     PQfinish(s->c);
+  pg_imp_stop(s);
   free(s->df);
+  free(s->common);
   free(s->path);
   free(s);
 }
@@ -447,4 +458,7 @@ const mem_engine kope_mem_pg_engine = {
   .import_begin = pg_import_begin,
   .import_end = pg_import_end,
   .integrity = pg_integrity,
+  .case_briefs = pg_case_briefs,
+  .case_gets = pg_case_gets,
+  .fixes_of = pg_fixes_of,
 };

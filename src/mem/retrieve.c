@@ -118,23 +118,51 @@ static int cmp_rank(const void *a, const void *b)
   return (x->id < y->id) - (x->id > y->id);   /* newer first */
 }
 
-/* Emit the chosen Case: read it in full (the pool holds brief rows). */
-static int emit_one(kope_db *db, const pool_item *it, kope_mem_recs *out, kope_err *err)
+/* Cases ids[0..n) in full (without code) into c (n entries, released by
+ * the caller), in one batch where the engine can. */
+static int get_cases(kope_db *db, const int64_t *ids, size_t n, kope_mem_case *c,
+                     kope_err *err)
 {
-  kope_mem_case c;
-  kope_mem_rec *r;
-  int rc = kope_mem_case_get(db, it->id, 0, &c, err);
+  size_t i;
+  int rc = KOPE_OK;
 
-  if (rc != KOPE_OK)
-    return rc;
-  if (!(r = mem_recs_push(out)))
-    rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
-  else {
-    mem_rec_from_case(r, &c);
-    r->match = it->match;
-    r->text_score = it->text_score;
+  for (i = 0; i < n; i++)
+    kope_mem_case_init(&c[i]);
+  if (db->eng->case_gets && n > 0)
+    return db->eng->case_gets(db->impl, ids, n, c, err);
+  for (i = 0; rc == KOPE_OK && i < n; i++)
+    rc = kope_mem_case_get(db, ids[i], 0, &c[i], err);
+  return rc;
+}
+
+/* Emit the chosen Cases, in order: read them in full (the pool holds
+ * brief rows). */
+static int emit_chosen(kope_db *db, pool_item **sel, size_t n, kope_mem_recs *out,
+                       kope_err *err)
+{
+  kope_mem_case *c = calloc(n + 1, sizeof *c);
+  int64_t *ids = calloc(n + 1, sizeof *ids);
+  size_t i;
+  int rc = c && ids ? KOPE_OK : kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+
+  for (i = 0; rc == KOPE_OK && i < n; i++)
+    ids[i] = sel[i]->id;
+  if (rc == KOPE_OK)
+    rc = get_cases(db, ids, n, c, err);
+  for (i = 0; rc == KOPE_OK && i < n; i++) {
+    kope_mem_rec *r = mem_recs_push(out);
+    if (!r) {
+      rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+      break;
+    }
+    mem_rec_from_case(r, &c[i]);
+    r->match = sel[i]->match;
+    r->text_score = sel[i]->text_score;
   }
-  kope_mem_case_release(&c);
+  for (i = 0; c && i < n; i++)
+    kope_mem_case_release(&c[i]);
+  free(c);
+  free(ids);
   return rc;
 }
 
@@ -142,7 +170,7 @@ static int emit_cases(kope_db *db, pool *p, const kope_mem_filter *f, size_t k,
                       kope_mem_recs *out, kope_err *err)
 {
   pool_item **b[KOPE_LABEL_COUNT] = {0};
-  size_t nb[KOPE_LABEL_COUNT] = {0}, take[KOPE_LABEL_COUNT] = {0}, i, taken = 0;
+  size_t nb[KOPE_LABEL_COUNT] = {0}, take[KOPE_LABEL_COUNT] = {0}, i, taken = 0, ntake = 0;
   int l, rc = KOPE_OK, more = 1;
 
   for (l = 0; l < KOPE_LABEL_COUNT; l++)
@@ -162,9 +190,12 @@ static int emit_cases(kope_db *db, pool *p, const kope_mem_filter *f, size_t k,
         taken++;
         more = 1;
       }
-  for (l = 0; rc == KOPE_OK && l < KOPE_LABEL_COUNT; l++)
-    for (i = 0; rc == KOPE_OK && i < take[l]; i++)
-      rc = emit_one(db, b[l][i], out, err);
+  for (l = 0; rc == KOPE_OK && l < KOPE_LABEL_COUNT; l++) {
+    memmove(b[0] + ntake, b[l], take[l] * sizeof *b[l]);   /* bucket order */
+    ntake += take[l];
+  }
+  if (rc == KOPE_OK)
+    rc = emit_chosen(db, b[0], ntake, out, err);
   for (l = 0; l < KOPE_LABEL_COUNT; l++)
     free(b[l]);
   return rc;
@@ -236,15 +267,31 @@ static char *state_text(const kope_mem_state *s)
   return kope_sprintf("%s %s", s->text ? s->text : "", s->feedback ? s->feedback : "");
 }
 
-/* What ranking needs of every pool member; only the Cases that are
- * emitted are read in full. */
+/* What ranking needs of every pool member (in one batch where the engine
+ * can); only the Cases that are emitted are read in full. */
 static int load_pool(kope_db *db, pool *p, kope_err *err)
 {
+  kope_mem_case *c;
+  int64_t *ids;
   size_t i;
   int rc = KOPE_OK;
 
-  for (i = 0; i < p->n && rc == KOPE_OK; i++)
-    rc = db->eng->case_brief(db->impl, p->v[i].id, &p->v[i].c, err);
+  if (!db->eng->case_briefs || p->n == 0) {
+    for (i = 0; i < p->n && rc == KOPE_OK; i++)
+      rc = db->eng->case_brief(db->impl, p->v[i].id, &p->v[i].c, err);
+    return rc;
+  }
+  c = calloc(p->n, sizeof *c);
+  ids = calloc(p->n, sizeof *ids);
+  if (!c || !ids)
+    rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  for (i = 0; rc == KOPE_OK && i < p->n; i++)
+    ids[i] = p->v[i].id;
+  if (rc == KOPE_OK && (rc = db->eng->case_briefs(db->impl, ids, p->n, c, err)) == KOPE_OK)
+    for (i = 0; i < p->n; i++)
+      p->v[i].c = c[i];   /* the pool owns the strings now */
+  free(c);
+  free(ids);
   return rc;
 }
 
@@ -304,28 +351,47 @@ static char *fix_summary(const kope_mem_case *failed, const kope_mem_case *fix)
   return s;
 }
 
-static int push_fix(kope_db *db, int64_t failed_id, int64_t fix_id, kope_mem_recs *out,
+static int push_fix(const kope_mem_case *c, const kope_mem_case *fix, kope_mem_recs *out,
                     kope_err *err)
 {
-  kope_mem_case c, fix;
-  kope_mem_rec *r;
-  int rc = kope_mem_case_get(db, failed_id, 0, &c, err);
+  kope_mem_rec *r = mem_recs_push(out);
 
-  kope_mem_case_init(&fix);
-  if (rc == KOPE_OK && fix_id)
-    rc = kope_mem_case_get(db, fix_id, 0, &fix, err);
-  if (rc == KOPE_OK && !(r = mem_recs_push(out)))
-    rc = kope_err_set(err, KOPE_EINTERNAL, "out of memory");
-  if (rc == KOPE_OK) {
-    mem_rec_from_case(r, &c);
-    free(r->summary);
-    r->summary = fix_summary(&c, fix_id ? &fix : NULL);
-    r->tokens = kope_mem_token_estimate(r->summary);
-    r->match = KOPE_MEM_BY_ERROR;
-    r->fix_case_id = fix_id;
+  if (!r)
+    return kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+  mem_rec_from_case(r, c);
+  free(r->summary);
+  r->summary = fix_summary(c, fix);
+  r->tokens = kope_mem_token_estimate(r->summary);
+  r->match = KOPE_MEM_BY_ERROR;
+  r->fix_case_id = fix ? fix->id : 0;
+  return KOPE_OK;
+}
+
+/* The chosen failures (sel[0..n)) and their fixes (fix[0..n), 0 = none),
+ * read in one batch and pushed in order. */
+static int push_chosen(kope_db *db, const int64_t *sel, const int64_t *fix, size_t n,
+                       kope_mem_recs *out, kope_err *err)
+{
+  kope_mem_case *c = calloc(2 * n + 1, sizeof *c);
+  int64_t *ids = calloc(2 * n + 1, sizeof *ids);
+  size_t i, m = n, *at = calloc(n + 1, sizeof *at);
+  int rc = c && ids && at ? KOPE_OK : kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+
+  for (i = 0; rc == KOPE_OK && i < n; i++) {
+    ids[i] = sel[i];
+    at[i] = fix[i] ? m : 0;
+    if (fix[i])
+      ids[m++] = fix[i];
   }
-  kope_mem_case_release(&c);
-  kope_mem_case_release(&fix);
+  if (rc == KOPE_OK)
+    rc = get_cases(db, ids, m, c, err);
+  for (i = 0; rc == KOPE_OK && i < n; i++)
+    rc = push_fix(&c[i], fix[i] ? &c[at[i]] : NULL, out, err);
+  for (i = 0; c && i < m; i++)
+    kope_mem_case_release(&c[i]);
+  free(c);
+  free(ids);
+  free(at);
   return rc;
 }
 
@@ -334,18 +400,23 @@ static int push_fix(kope_db *db, int64_t failed_id, int64_t fix_id, kope_mem_rec
 static int push_fixes(kope_db *db, const mem_ids *ids, size_t k, kope_mem_recs *out,
                       kope_err *err)
 {
-  int64_t *fix = calloc(ids->n + 1, sizeof *fix);
+  int64_t *fix = calloc(3 * ids->n + 1, sizeof *fix), *sel = fix + ids->n,
+          *sfix = sel + ids->n;
   size_t i, taken = 0;
   int pass, rc = fix ? KOPE_OK : kope_err_set(err, KOPE_EINTERNAL, "out of memory");
 
-  for (i = 0; rc == KOPE_OK && i < ids->n; i++)
+  if (rc == KOPE_OK && db->eng->fixes_of)
+    rc = db->eng->fixes_of(db->impl, ids->v, ids->n, fix, err);
+  for (i = 0; rc == KOPE_OK && !db->eng->fixes_of && i < ids->n; i++)
     rc = db->eng->fix_of(db->impl, ids->v[i], &fix[i], err);
   for (pass = 0; pass < 2; pass++)
     for (i = 0; rc == KOPE_OK && i < ids->n && taken < k; i++)
       if ((fix[i] != 0) == (pass == 0)) {
-        rc = push_fix(db, ids->v[i], fix[i], out, err);
-        taken++;
+        sel[taken] = ids->v[i];
+        sfix[taken++] = fix[i];
       }
+  if (rc == KOPE_OK)
+    rc = push_chosen(db, sel, sfix, taken, out, err);
   free(fix);
   return rc;
 }
