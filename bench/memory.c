@@ -11,17 +11,22 @@
  * but shaped like real ones. Every Case is inserted in its own
  * transaction with its Journal entry (as the optimize loop does), then a mix of queries runs:
  * exact filters with text (the agent's state), thought filters, text only
- * (cross-operator transfer), label/category filters and error-driven
- * lookups.
+ * (cross-operator transfer), label/category filters, error-driven
+ * lookups, and an agent step (every memory read the context builder makes
+ * before an optimization step, src/ctx/gather.c).
  *
  * Latencies are wall-clock times; on a shared machine they include time
  * the process waited for a CPU, so the CPU time the work took is printed
  * next to them (per query: this thread's; for insertion: the process's,
- * all threads, i.e. including the store's checkpoint helper).
+ * all threads, i.e. including the store's checkpoint helper). With a
+ * PostgreSQL store (--db postgresql://...) the CPU time of its server
+ * process per query is printed too (from /proc/PID/schedstat; the process
+ * is found by its title, so nothing else may use that database meanwhile).
  *
  * usage: bench_memory [--cases N] [--queries Q] [--bulk M] [--db PATH] [--seed S]
  *                     [--keep]
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -84,6 +89,7 @@ typedef struct bench {
   long mark;                     /* inserted count when t_tail started */
   double t_case, t_tail, t_digest;
   double cpu_tail;               /* process CPU seconds spent in the tail's inserts */
+  long server;                   /* PostgreSQL: the store's server process, 0 = none */
   long max_depth;
   double depth_sum;
   kope_err err;
@@ -121,6 +127,62 @@ static double cpu_thread(void)
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
     return 0.0;
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The server process of a PostgreSQL store: the one process titled
+ * "postgres: USER DB [local] ..." or "postgres: USER DB HOST..." for the
+ * database DB of the URL (the bench's own connection; run nothing else on
+ * that database meanwhile). 0 when not found or not unique. */
+static long pg_backend(const char *url)
+{
+  char db[128], want[160], buf[512];
+  const char *a = strstr(url, "://"), *q;
+  long pid = 0, found = 0;
+  struct dirent *e;
+  DIR *d;
+
+  if (!a || !(a = strchr(a + 3, '/')))
+    return 0;
+  q = a + 1 + strcspn(a + 1, "?");
+  snprintf(db, sizeof db, "%.*s", (int)(q - a - 1), a + 1);
+  snprintf(want, sizeof want, " %s ", db);
+  if (!(d = opendir("/proc")))
+    return 0;
+  while ((e = readdir(d)) != NULL) {
+    FILE *f;
+    size_t n;
+    char path[300];
+    if (e->d_name[0] < '1' || e->d_name[0] > '9')
+      continue;
+    snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+    if (!(f = fopen(path, "rb")))
+      continue;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    if (!strncmp(buf, "postgres: ", 10) && strstr(buf + 10, want)) {
+      pid = atol(e->d_name);
+      found++;
+    }
+  }
+  closedir(d);
+  return found == 1 ? pid : 0;
+}
+
+/* CPU seconds the process pid has run (schedstat: nanoseconds). */
+static double cpu_of(long pid)
+{
+  char path[64];
+  unsigned long long ns = 0;
+  FILE *f;
+
+  snprintf(path, sizeof path, "/proc/%ld/schedstat", pid);
+  if (!pid || !(f = fopen(path, "r")))
+    return 0.0;
+  if (fscanf(f, "%llu", &ns) != 1)
+    ns = 0;
+  fclose(f);
+  return 1e-9 * (double)ns;
 }
 
 static int pick(kope_rng *r, int n)
@@ -349,10 +411,49 @@ static int generate(bench *b)
 
 /* ---- queries ------------------------------------------------------------ */
 
-enum { Q_STATE, Q_THOUGHT, Q_TEXT, Q_LABEL, Q_FIXES, Q_KINDS };
+enum { Q_STATE, Q_THOUGHT, Q_TEXT, Q_LABEL, Q_FIXES, Q_AGENT, Q_KINDS };
 static const char *const qnames[Q_KINDS] = {
   "state: op+target filters + text", "thought-id filter", "text only (transfer)",
-  "category+label filter", "error-driven (fixes)"};
+  "category+label filter", "error-driven (fixes)", "agent step (ctx warm+cold)"};
+
+/* Every memory read the agent's context builder makes before a step
+ * (src/ctx/gather.c, kope_ctx_add_warm then kope_ctx_add_cold): the fixes
+ * of the last error (when the last step failed), the best 24 Cases of
+ * this category and target, the category's digests on the target; then
+ * 12 Cases of any category on the target, 48 of the category on any
+ * target (other targets' experience) and the target's digests. */
+static int agent_step(bench *b, const kope_mem_state *s, const char *fb, kope_mem_recs *r)
+{
+  kope_mem_state other = *s;
+  kope_mem_filter f = {0};
+  kope_mem_digest *d = NULL;
+  size_t n = 0;
+  int rc = KOPE_OK;
+
+  f.target = s->target;
+  if (fb)
+    rc = kope_mem_fixes(b->db, fb, &f, 3, r, &b->err);
+  f.category = s->category;
+  f.max_digests = -1;
+  if (rc == KOPE_OK)
+    rc = kope_mem_retrieve(b->db, s, &f, 24, r, &b->err);
+  if (rc == KOPE_OK && (rc = kope_mem_digest_list(b->db, &f, &d, &n, &b->err)) == KOPE_OK)
+    kope_mem_digests_free(d, n);
+  f.category = NULL;
+  if (rc == KOPE_OK)
+    rc = kope_mem_retrieve(b->db, s, &f, 12, r, &b->err);
+  f.category = s->category;
+  f.target = NULL;
+  other.target = NULL;
+  other.feedback = NULL;
+  if (rc == KOPE_OK)
+    rc = kope_mem_retrieve(b->db, &other, &f, 48, r, &b->err);
+  f.category = NULL;
+  f.target = s->target;
+  if (rc == KOPE_OK && (rc = kope_mem_digest_list(b->db, &f, &d, &n, &b->err)) == KOPE_OK)
+    kope_mem_digests_free(d, n);
+  return rc;
+}
 
 static int one_query(bench *b, int kind, kope_mem_recs *r)
 {
@@ -387,6 +488,12 @@ static int one_query(bench *b, int kind, kope_mem_recs *r)
     f.category = s.category;
     f.label = kope_mem_label_name(pick(&b->rng, 4));
     return kope_mem_retrieve(b->db, &s, &f, 8, r, &b->err);
+  case Q_AGENT:   /* the operator's description as text, the last feedback */
+    snprintf(text, sizeof text, "%s: %s kernel, row-major float32 input and output", op,
+             categories[opi % 8]);
+    s.text = text;
+    s.feedback = kope_rng_uniform(&b->rng) < 0.5 ? fb : NULL;
+    return agent_step(b, &s, s.feedback, r);
   default:
     return kope_mem_fixes(b->db, fb, NULL, 8, r, &b->err);
   }
@@ -415,6 +522,7 @@ static int run_queries(bench *b, long q)
 {
   long warm = q / 10 > 100 ? q / 10 : 100, i;
   double *all = calloc((size_t)q + 1, sizeof *all), *per[Q_KINDS], *cpu[Q_KINDS];
+  double *srv[Q_KINDS], *both[Q_KINDS];
   double first = 0, wmax = 0;
   size_t nk[Q_KINDS] = {0}, recs = 0, tokens = 0;
   int k, rc = KOPE_OK;
@@ -422,18 +530,23 @@ static int run_queries(bench *b, long q)
   for (k = 0; k < Q_KINDS; k++) {
     per[k] = calloc((size_t)q + 1, sizeof *per[k]);
     cpu[k] = calloc((size_t)q + 1, sizeof *cpu[k]);
+    srv[k] = calloc((size_t)q + 1, sizeof *srv[k]);
+    both[k] = calloc((size_t)q + 1, sizeof *both[k]);
   }
   for (i = -warm; i < q && rc == KOPE_OK; i++) {
     kope_mem_recs r;
-    double t0, c0, ms, cms;
+    double t0, c0, s0, ms, cms;
     size_t j;
     k = (int)((i + warm) % Q_KINDS);
     kope_mem_recs_init(&r);
+    s0 = cpu_of(b->server);
     c0 = cpu_thread();
     t0 = kope_now();
     rc = one_query(b, k, &r);
     ms = (kope_now() - t0) * 1e3;
     cms = (cpu_thread() - c0) * 1e3;
+    srv[k][nk[k]] = (cpu_of(b->server) - s0) * 1e3;
+    both[k][nk[k]] = cms + srv[k][nk[k]];
     if (i == -warm)
       first = ms;
     if (i < 0) {
@@ -456,12 +569,18 @@ static int run_queries(bench *b, long q)
            pct(per[k], nk[k], 0.5), pct(per[k], nk[k], 0.99), pct(per[k], nk[k], 1.0), nk[k]);
     printf("  %-34s CPU p50 %.3f ms  p99 %.3f ms\n", "", pct(cpu[k], nk[k], 0.5),
            pct(cpu[k], nk[k], 0.99));
+    if (b->server)
+      printf("  %-34s server CPU p50 %.3f ms  p99 %.3f ms; both p50 %.3f ms  p99 %.3f ms\n",
+             "", pct(srv[k], nk[k], 0.5), pct(srv[k], nk[k], 0.99), pct(both[k], nk[k], 0.5),
+             pct(both[k], nk[k], 0.99));
   }
   printf("  %-34s p50 %.3f ms  p99 %.3f ms  max %.3f ms\n", "all", pct(all, (size_t)q, 0.5),
          pct(all, (size_t)q, 0.99), pct(all, (size_t)q, 1.0));
   for (k = 0; k < Q_KINDS; k++) {
     free(per[k]);
     free(cpu[k]);
+    free(srv[k]);
+    free(both[k]);
   }
   free(all);
   return rc;
@@ -576,6 +695,11 @@ int main(int argc, char **argv)
     report_growth(&b, path, t_all);
   if (rc == KOPE_OK && bulk > 0)
     rc = bulk_phase(&b, bulk);
+  if (rc == KOPE_OK && !strncmp(path, "postgres", 8)) {
+    b.server = pg_backend(path);
+    printf("server process: %ld%s\n", b.server,
+           b.server ? "" : " (not found: no server CPU figures)");
+  }
   if (rc == KOPE_OK)
     rc = run_queries(&b, queries);
   if (rc != KOPE_OK)

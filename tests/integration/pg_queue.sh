@@ -151,6 +151,21 @@ print("same" if a == b == c and a[0] else "differ", len(a[0]), len(a[1]), len(a[
 EOF
 res=$(python3 "$T/cmp.py" "$T/a.json" "$T/b.json" "$T/c.json")
 expect_match "round trip keeps every Case, Journal, digest, source ($res)" <(echo "$res") "^same [1-9]"
+# the import's bulk mode (src/mem/pg_import.c): known uids from its caches
+expect_match "importing the same file again adds nothing" \
+  <("$KOPE" memory import "$T/a.json" --db "$URL2" 2>&1) "0 new Cases"
+expect_match "the first export maps onto the rows its copy made" \
+  <("$KOPE" memory import "$T/pg.json" --db "$URL2" 2>&1) "0 new Cases"
+python3 - "$T/a.json" "$T/bad.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = dict(d["cases"][-1], uid="0000:1", prev_uid="0000:2")
+d["cases"].append(bad)   # its predecessor is nowhere: the import must fail
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+URL3=$(pg_createdb kope3)
+expect_exit 2 "a file that fails at its last Case" -- "$KOPE" memory import "$T/bad.json" --db "$URL3"
+expect_eq "leaves nothing behind" "$(PG_DB=kope3 pg_psql "SELECT count(*) FROM cases")" 0
 expect_eq "the PostgreSQL copy is consistent" \
   "$("$KOPE" memory check --db "$URL2" >/dev/null 2>&1; echo $?)" 0
 
