@@ -17,6 +17,9 @@
 #define KOPE_EVAL_MAX_ROUNDS 64
 #define KOPE_EVAL_MAX_SLOTS 4          /* buffer sets rotated in timed batches */
 #define KOPE_EVAL_SLOT_BYTES (512L << 20)   /* all slots of one case, at most */
+/* Elements (inputs and outputs) one case is checked on over all its seeds
+ * before it gets fewer seeds (kope_eval_case_seeds). */
+#define KOPE_EVAL_SEED_ELEMS ((int64_t)8 << 20)
 
 /* Where each buffer of a case lives in its region. */
 typedef struct kope_layout {
@@ -38,6 +41,7 @@ typedef struct kope_case_res {
   char shape[200];                          /* kope_op_case_label */
   kope_case_role role;                      /* check cases are judged, never timed */
   int timed;
+  int seeds;                                /* seeds it was checked on */
   int nrounds;
   double s_cand[KOPE_EVAL_MAX_ROUNDS], s_ref[KOPE_EVAL_MAX_ROUNDS],
       s_ven[KOPE_EVAL_MAX_ROUNDS], s_base[KOPE_EVAL_MAX_ROUNDS];
@@ -115,11 +119,15 @@ int kope_eval_compare(const kope_op *op, size_t c, int seed_index, const kope_ca
                       const unsigned char *exp, uint64_t trial, kope_report *r,
                       double max_err[2]);
 uint64_t kope_eval_hash(const unsigned char *p, size_t n);
+/* Every byte of p[0, n) (kope_eval_hash samples regions above 4 MiB). */
+uint64_t kope_eval_hash_all(const unsigned char *p, size_t n);
 
 /* "case 2 \"tiny\" (n=7)" (the name only when the case has one): how a
  * failure names a case. */
 void kope_eval_case_tag(const kope_op *op, size_t c, char *buf, size_t size);
 
+/* eval.c: the seeds case c is checked on (opts.seeds or fewer) */
+int kope_eval_case_seeds(const kope_evaluator *ev, size_t c);
 /* eval.c: turn a candidate worker's failure into a verdict */
 void kope_eval_worker_failure(kope_report *r, const kope_worker *w, int st, const char *when);
 

@@ -228,11 +228,22 @@ static void make_feedback(kope_report *r)
   r->feedback = kope_buf_steal(&b);
 }
 
+/* Cases checked on fewer seeds than the report's (kope_eval_case_seeds). */
+static size_t fewer_seeds(const kope_report *r)
+{
+  size_t c, n = 0;
+
+  for (c = 0; c < r->ncases; c++)
+    n += r->cases[c].seeds > 0 && r->cases[c].seeds < r->seeds;
+  return n;
+}
+
 void kope_report_finish(kope_report *r, const kope_evaluator *ev)
 {
   if (r->verdict == KOPE_CORRECT && !r->review)
-    snprintf(r->reason, sizeof r->reason, "all %zu cases correct on %d seeds (%zu timed)",
-             r->ncases, r->seeds, timed_cases(r));
+    snprintf(r->reason, sizeof r->reason, "all %zu cases correct on %d seeds (%zu timed)%s",
+             r->ncases, r->seeds, timed_cases(r),
+             fewer_seeds(r) ? "; the largest on fewer" : "");
   geomeans(r);
   environment(r, ev);
   r->overhead_s = r->total_s - r->compile_s - r->wait_s;
@@ -363,6 +374,7 @@ static json_t *case_json(const kope_report *r, size_t c)
                         cr->max_err[0], "max_error_ratio", cr->max_err[1], "flops", cr->flops,
                         "bytes", cr->bytes);
 
+  json_object_set_new(j, "seeds", json_integer(cr->seeds));
   if (!cr->timed)
     return j;
   json_object_set_new(j, "rounds", json_integer(cr->nrounds));

@@ -433,7 +433,7 @@ int kope_eval_time_case(kope_evaluator *ev, kope_worker *cand, size_t c, kope_ca
   if ((rc = rounds(ev, c, ts, nt, rtt, cr, r, err)))
     return rc;
   summarize(ev, c, cr);
-  fresh = fresh_min(cr, r->seeds);
+  fresh = fresh_min(cr, cr->seeds);
   if ((rc = confirm_fresh(ev, c, &ts[0], rtt, cr, &fresh, r, err)))
     return rc;
   review(ev, c, cr, fresh, rtt, r);

@@ -576,6 +576,94 @@ static void test_compare_tolerance(void **state)
   fx_release(&f);
 }
 
+/* The comparison of large f32 outputs judges blocks of 1024 elements in
+ * single precision first: it must agree with the double-precision rule
+ * element by element, at and around the bound, on subnormal and huge
+ * values, and find NaN, Inf and poison inside a block. */
+static int double_rule(fixture *f, int64_t j)
+{
+  double e = fx_exp(f)[j], g = fx_got(f)[j];
+
+  return isfinite(g) && fabs(g - e) <= tol_at(f, j);
+}
+
+static void block_case(fixture *f, int64_t j, double factor, float base)
+{
+  kope_report *r;
+  double max_err = 0, d;
+  int want;
+
+  fx_exp(f)[j] = base;
+  d = tol_at(f, j) * factor;
+  fx_got(f)[j] = (float)((double)base + d);
+  want = double_rule(f, j);
+  r = report_new();
+  if ((fx_compare(f, r, &max_err) == 0) != want)
+    fail_msg("element %lld: expected %.9g, got %.9g (bound %.9g): the comparison says %s, "
+             "the double-precision rule %s", (long long)j, (double)base,
+             (double)fx_got(f)[j], tol_at(f, j), want ? "fail" : "pass", want ? "pass" : "fail");
+  if (!want)
+    assert_int_equal(json_integer_value(json_object_get(r->mismatch, "index")), j);
+  report_free(r);
+  fx_got(f)[j] = fx_exp(f)[j];
+}
+
+static void test_compare_blocks(void **state)
+{
+  const double factors[] = {0.5, 0.999999, 0.9999999, 1.0, 1.0000001, 1.000001, 2.0};
+  const float bases[] = {1.0f, -3.5f, 1e-3f, 1e-39f, 3e38f, 0.0f};
+  fixture f;
+  kope_report *r;
+  double max_err;
+  size_t k, b;
+
+  (void)state;
+  fx_init(&f, g_matmul, case_named(g_matmul, "square-64"));
+  assert_true(f.n >= 4096);
+  fx_outputs(&f);
+  for (b = 0; b < sizeof bases / sizeof *bases; b++)
+    for (k = 0; k < sizeof factors / sizeof *factors; k++)
+      block_case(&f, 2048 + 7, factors[k], bases[b]);
+  /* NaN, Inf and poison in the middle of a block */
+  fx_outputs(&f);
+  fx_got(&f)[3000] = NAN;
+  r = report_new();
+  max_err = 0;
+  assert_int_equal(fx_compare(&f, r, &max_err), -1);
+  assert_int_equal(json_integer_value(json_object_get(r->mismatch, "index")), 3000);
+  report_free(r);
+  fx_got(&f)[3000] = INFINITY;
+  r = report_new();
+  assert_int_equal(fx_compare(&f, r, &max_err), -1);
+  assert_int_equal(json_integer_value(json_object_get(r->mismatch, "index")), 3000);
+  report_free(r);
+  kope_eval_poison(f.op, &f.b, &f.l, f.got, f.trial);
+  memcpy(fx_got(&f), fx_exp(&f), 1024 * sizeof(float));
+  r = report_new();
+  assert_int_equal(fx_compare(&f, r, &max_err), -1);
+  assert_int_equal(json_integer_value(json_object_get(r->mismatch, "index")), 1024);
+  assert_contains(r->reason, "never written");
+  report_free(r);
+  fx_release(&f);
+  /* relu, zero tolerance: one ulp off in a block fails, -0 for +0 passes */
+  fx_init(&f, g_relu, case_named(g_relu, "prime-64k"));
+  fx_outputs(&f);
+  fx_got(&f)[40000] = nextafterf(fx_exp(&f)[40000], 100.0f);
+  r = report_new();
+  max_err = 0;
+  assert_int_equal(fx_compare(&f, r, &max_err), -1);
+  assert_int_equal(json_integer_value(json_object_get(r->mismatch, "index")), 40000);
+  report_free(r);
+  fx_got(&f)[40000] = fx_exp(&f)[40000];
+  fx_exp(&f)[50000] = 0.0f;
+  fx_got(&f)[50000] = -0.0f;
+  r = report_new();
+  assert_int_equal(fx_compare(&f, r, &max_err), 0);
+  assert_true(max_err == 0);
+  report_free(r);
+  fx_release(&f);
+}
+
 static void test_compare_first_failure(void **state)
 {
   fixture f;
@@ -894,6 +982,7 @@ int main(void)
     cmocka_unit_test_teardown(test_poison, release_live),
     cmocka_unit_test_teardown(test_compare_equal, release_live),
     cmocka_unit_test_teardown(test_compare_tolerance, release_live),
+    cmocka_unit_test_teardown(test_compare_blocks, release_live),
     cmocka_unit_test_teardown(test_compare_first_failure, release_live),
     cmocka_unit_test_teardown(test_compare_unwritten, release_live),
     cmocka_unit_test_teardown(test_compare_nan_inf, release_live),
