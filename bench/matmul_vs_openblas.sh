@@ -16,8 +16,11 @@
 # usage: bench/matmul_vs_openblas.sh [WORKDIR]
 #   KOPE (default build/kope), EVALS (12), ROUNDS (9), REUSE=1 (time WORKDIR's
 #   best.c from an earlier run instead of searching again), BUDGET (1.0 s of
-#   timing per case), OPENBLAS_CORETYPE is passed through (see
-#   ops/matmul/vendor.c on machines OpenBLAS does not know).
+#   timing per case), TIMEOUT (120 s per call of the 1024^3 timing: the -O2
+#   one-thread reference takes ~1.7 s there on a quiet 2-vCPU machine and
+#   past kope's default 10 s under a load of ~14), OPENBLAS_CORETYPE is
+#   passed through (see ops/matmul/vendor.c on machines OpenBLAS does not
+#   know).
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,6 +28,7 @@ KOPE=${KOPE:-$SRC/build/kope}
 EVALS=${EVALS:-12}
 ROUNDS=${ROUNDS:-9}
 BUDGET=${BUDGET:-1.0}
+TIMEOUT=${TIMEOUT:-120}
 W=${1:-$(mktemp -d /tmp/kope-mm-bench.XXXXXX)}
 mkdir -p "$W"
 
@@ -58,7 +62,7 @@ PY
 
 echo "== timing: best kernel vs OpenBLAS at 1024^3, $ROUNDS+ rounds, ${BUDGET}s" >&2
 "$KOPE" eval matmul "$W/best.c" --ops-dir "$W/ops1024" --json --rounds "$ROUNDS" --budget "$BUDGET" \
-  --seeds 1 >"$W/eval.json" 2>"$W/eval.err" || {
+  --seeds 1 --timeout "$TIMEOUT" >"$W/eval.json" 2>"$W/eval.err" || {
   echo "kope eval failed (rc $?): $(tail -5 "$W/eval.err")" >&2
   exit 1
 }
