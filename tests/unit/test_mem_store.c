@@ -421,7 +421,7 @@ static void test_migrate_from_v3(void **state)
   db = kope_db_open(path, 0, &err);
   if (!db)
     fail_msg("%s", err.msg);
-  assert_int_equal(kope_db_schema_version(db), 4);
+  assert_int_equal(kope_db_schema_version(db), KOPE_DB_SCHEMA_VERSION);
   for (i = 1; i <= 3; i++) {
     c = get(db, i);
     assert_string_equal(c.in.op, "relu");
