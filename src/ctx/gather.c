@@ -127,7 +127,15 @@ static void spec_text(const kope_op *op, kope_buf *b)
                    "batches that rotate over up to 4 buffer sets with different contents (fewer "
                    "when 4 sets of the largest case exceed 512 MiB), so a working set of 4 "
                    "sets must fit a cache level to stay in it between calls; "
-                   "outputs are poisoned (NaN) before calls and checked in sampled rounds; "
+                   "the timed sets hold inputs of the distribution stated per argument "
+                   "(never its mixed-scale, x16 or x1/16 variants, which only the "
+                   "correctness checks use); "
+                   "outputs are poisoned (NaN, written by kope's process) once before every "
+                   "round, not before every call: within a batch, later calls find the "
+                   "outputs an earlier call of the batch wrote, in cache when the sets fit; "
+                   "outputs are checked in sampled rounds; s/call is the batch's time over "
+                   "its calls less the round trip of an empty command (no checking, no "
+                   "poisoning inside it); "
                    "OpenMP threads = all cores, one pinned per CPU (OMP_PROC_BIND=false, "
                    "GOMP_SPINCOUNT=10000: idle threads sleep soon after a region, so "
                    "waking them costs microseconds); candidate, reference and "
@@ -154,7 +162,9 @@ static void knobs_text(const char *src, kope_buf *b)
     free(k);
     return;
   }
-  kope_buf_puts(b, "Knobs (#define NAME VALUE // @knob ...):\n");
+  kope_buf_puts(b, "Knobs (#define NAME VALUE // @knob ...; kope measures the values as "
+                   "written and tries other listed values only in the offline tuner's steps, "
+                   "which run between yours in the llm+tuner configuration):\n");
   for (i = 0; i < n; i++) {
     kope_buf_printf(b, "- %s = %s (layer %s; values", k[i].name, k[i].value, k[i].layer);
     for (v = 0; v < k[i].nvalues; v++)
@@ -202,7 +212,8 @@ static void incumbent_cases_text(const kope_ctx_state *s, kope_buf *b)
     if (!strncmp(p, "  case ", 7) && ends_with_per_call(p, (size_t)(e - p))) {
       if (!n++)
         kope_buf_printf(b, "Its timed cases at its own step %lld (first measurement, vs the "
-                           "reference):\n", (long long)h->step);
+                           "reference and, where given, vs the kernel it replaced):\n",
+                        (long long)h->step);
       kope_buf_printf(b, "%.*s\n", (int)(e - p), p);
     }
   }

@@ -193,7 +193,11 @@ static void feedback_case(kope_buf *b, const kope_report *r, size_t c)
 
   kope_buf_printf(b, "  case %zu%s%s%s (%s): ", c, *cr->name ? " \"" : "", cr->name,
                   *cr->name ? "\"" : "", cr->shape);
-  if (cr->timed)
+  if (cr->timed && cr->sp_base > 0)   /* timed against the incumbent (--base) too */
+    kope_buf_printf(b, "%.3fx [%.3f, %.3f] vs reference, %.3fx [%.3f, %.3f] vs incumbent, "
+                    "%.3g s/call\n", cr->sp_ref, cr->sp_ref_lo, cr->sp_ref_hi, cr->sp_base,
+                    cr->sp_base_lo, cr->sp_base_hi, cr->t_cand);
+  else if (cr->timed)
     kope_buf_printf(b, "%.3fx [%.3f, %.3f] %.3g s/call\n", cr->sp_ref, cr->sp_ref_lo,
                     cr->sp_ref_hi, cr->t_cand);
   else

@@ -38,6 +38,11 @@ expect_eq "vs base: rounds of the perf cases only" \
 if json_get "d['vs_base']['speedup'] > 4" | grep -q True; then ok "faster than the base on the perf cases"
 else not_ok "vs base: $(json_get "d['vs_base']")"; fi
 expect_match "reason counts the timed cases" "$T/out" "all 3 cases correct on 2 seeds \(2 timed\)"
+# the policy's feedback gives each perf case against the base (the incumbent) too
+expect_eq "feedback: perf case vs reference and vs incumbent" \
+  "$(json_get "all(('x [' in l and ' vs reference, ' in l and ' vs incumbent, ' in l) for l in d['feedback'].splitlines() if 'perf' in l or 'sized' in l)")" True
+expect_eq "feedback: the check case stays untimed" \
+  "$(json_get "[l for l in d['feedback'].splitlines() if 'tiny_prime' in l][0].endswith('correct (check case, not timed)')")" True
 
 # the same pair the other way round: the ratio is not one-sided by construction
 expect_exit 0 "slow-on-perf kernel vs the fast one" -- "$KOPE" eval roles "$K/slow_perf.c" \

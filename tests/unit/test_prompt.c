@@ -99,6 +99,7 @@ static void test_rule(void **state)
   assert_non_null(strstr(sys, "Promotion rule"));
   assert_non_null(strstr(sys, "at least 1.05x"));
   assert_non_null(strstr(sys, "sign-test p below 0.05"));
+  assert_non_null(strstr(sys, "(one-sided: the chance, were the two kernels equally"));
   assert_non_null(strstr(sys, "re-measured once"));
   assert_non_null(strstr(sys, "carry over any improvement"));
   assert_null(strstr(sys, "one focused change per"));
@@ -253,7 +254,8 @@ static void test_incumbent_cases(void **state)
   h[0].remeasured = 1;
   h[0].feedback = "verdict: correct\n"
                   "  case 0 \"tiny\" (rows=1 cols=1): correct (check case, not timed)\n"
-                  "  case 9 \"big\" (rows=512 cols=4096): 3.250x [3.100, 3.400] 0.00123 s/call\n";
+                  "  case 9 \"big\" (rows=512 cols=4096): 3.250x [3.100, 3.400] vs reference, "
+                  "1.500x [1.400, 1.600] vs incumbent, 0.00123 s/call\n";
   h[1] = step_of(2, "later", 1, 0.9, 0.8, 0.5, "/* LATER */");
   h[1].feedback = "  case 9 \"big\" (rows=512 cols=4096): 2.000x [1.900, 2.100] 0.00200 s/call\n";
   f->s.history = h;
@@ -262,8 +264,10 @@ static void test_incumbent_cases(void **state)
   render(f, NULL, &sys, &user);
   inc = strstr(user, "## Incumbent");
   assert_non_null(inc);
-  assert_non_null(strstr(inc, "Its timed cases at its own step 1 (first measurement, vs the reference):\n"
-                              "  case 9 \"big\" (rows=512 cols=4096): 3.250x [3.100, 3.400] 0.00123 s/call\n"));
+  assert_non_null(strstr(inc, "Its timed cases at its own step 1 (first measurement, vs the "
+                              "reference and, where given, vs the kernel it replaced):\n"
+                              "  case 9 \"big\" (rows=512 cols=4096): 3.250x [3.100, 3.400] "
+                              "vs reference, 1.500x [1.400, 1.600] vs incumbent, 0.00123 s/call\n"));
   assert_null(strstr(user, "(check case, not timed)"));   /* only timed cases are copied */
   free(sys);
   free(user);
@@ -322,6 +326,13 @@ static void test_spec(void **state)
   assert_non_null(strstr(user, "one pinned per CPU"));
   assert_non_null(strstr(user, "GOMP_SPINCOUNT=10000"));
   assert_non_null(strstr(user, "no writable static or global variables"));
+  /* what answerers asked (2026-12-04): the timed sets' inputs, when outputs
+   * are poisoned, what s/call holds, whether knobs are swept */
+  assert_non_null(strstr(user, "the timed sets hold inputs of the distribution stated per argument"));
+  assert_non_null(strstr(user, "poisoned (NaN, written by kope's process) once before every "
+                               "round, not before every call"));
+  assert_non_null(strstr(user, "s/call is the batch's time over its calls less the round trip"));
+  assert_non_null(strstr(user, "kope measures the values as written"));
   for (i = 0; i < kope_op_ncases(f->k.op); i++) {
     char *label = kope_op_case_label(f->k.op, i);
     const char *src = kope_op_case_source(f->k.op, i);
