@@ -131,6 +131,31 @@ static int64_t common_df(const pg *s, const char *w)
   return c && c->df > 0 ? c->df : -1;
 }
 
+/* A phrase term (words joined by '_', an operator name such as
+ * layer_norm_1) whose every word is common: at most as many matches as its
+ * rarest word (an estimate; such a phrase's own count would intersect the
+ * long posting lists of all its words). -1 when it is not one. */
+static int64_t phrase_df(const pg *s, const char *w)
+{
+  char part[48];
+  int64_t best = -1, df;
+  size_t len;
+
+  if (!strchr(w, '_'))
+    return -1;
+  while (*w) {
+    len = strcspn(w, "_");
+    if (len > 0) {
+      snprintf(part, sizeof part, "%.*s", (int)len, w);
+      if ((df = common_df(s, part)) < 0)
+        return -1;
+      best = best < 0 || df < best ? df : best;
+    }
+    w += len + (w[len] == '_');
+  }
+  return best;
+}
+
 #define PROBE_SQL                                                                     \
   "SELECT w, (SELECT count(*) FROM (SELECT 1 FROM mem_docs WHERE tsv @@ "               \
   "phraseto_tsquery('simple', w) LIMIT $2) x) FROM unnest($1::text[]) w"
@@ -155,7 +180,7 @@ static int probe_terms(pg *s, term *t, size_t n, kope_err *err)
       t[i].df = slot->df;
       continue;
     }
-    if ((t[i].df = common_df(s, t[i].w)) >= 0)
+    if ((t[i].df = common_df(s, t[i].w)) >= 0 || (t[i].df = phrase_df(s, t[i].w)) >= 0)
       continue;
     t[i].df = -1;   /* terms hold only word characters: safe in an array literal */
     kope_buf_printf(&arr, "%s%s", missing++ ? "," : "", t[i].w);
