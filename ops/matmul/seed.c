@@ -14,10 +14,12 @@
  * to it; tiles cut by the right edge of C go through a small buffer and
  * tiles cut by the bottom edge use a micro-kernel specialized for their
  * row count, so no case computes outside C and every shape is exact.
- * OpenMP: the threads pack each B panel together, then share the
- * (MC block x column slice) work items of the panel; when m gives fewer
- * MC blocks than threads, the column strips are split between them (the
- * m = 1-64 decode shapes). Every knob combination computes the same sums
+ * OpenMP: the threads pack all of B together (one barrier per call, so a
+ * thread descheduled on a loaded machine holds the other up once, not
+ * per k panel), then share the MC blocks of C, each running its k panels
+ * in order. When m gives one MC block or fewer than threads (the m = 1-64
+ * decode shapes) the column strips are split between the threads instead
+ * and each packs only its own strips of B, panel by panel. Every knob combination computes the same sums
  * in the same order per element up to the KC panel split.
  * All buffers come from one aligned_alloc per call; if it fails the
  * kernel falls back to a plain loop, so it never fails.
@@ -228,43 +230,72 @@ static size_t mm_bytes(int64_t n)
     return ((size_t)n * sizeof(float) + 63) / 64 * 64;
 }
 
-/* Strip s (NR columns from jc + s * NR) of rows [ic, ic + mc) of C over
- * the k panel at pc of depth kc, with the A block packed in apack. */
-static void mm_strip(const float *b, float *c, int64_t n,
-                     int64_t pc, int64_t jc, int64_t kc, int64_t nc, int64_t s,
-                     int64_t ic, int64_t mc, const float *apack,
-                     const float *bpack, float *tail, int beta)
+/* Strip s (NR columns from s * NR) of rows [ic, ic + mc) of C over the k
+ * panel at pc of depth kc, with the A block packed in apack and, with
+ * PACKB, the strip of B packed at bstrip. */
+static void mm_strip(const float *b, float *c, int64_t n, int64_t pc,
+                     int64_t kc, int64_t s, int64_t ic, int64_t mc,
+                     const float *apack, const float *bstrip, float *tail,
+                     int beta)
 {
-    const int64_t nr = mm_min(NR, nc - s * NR);
-    const float *bp;
-    int64_t ldb;
+    const int64_t nr = mm_min(NR, n - s * NR);
+    const float *bp = bstrip;
+    int64_t ldb = NR;
 #if PACKB
     (void)b;
     (void)tail;
     (void)pc;
-    bp = bpack + s * kc * NR;
-    ldb = NR;
 #else
-    (void)bpack;
+    (void)bstrip;
     if (nr == NR) {
-        bp = b + pc * n + jc + s * NR;
+        bp = b + pc * n + s * NR;
         ldb = n;
     } else {
         /* the right-edge strip, packed again per A block: one strip only */
-        mm_pack_b(b + pc * n + jc + s * NR, n, kc, nr, tail);
+        mm_pack_b(b + pc * n + s * NR, n, kc, nr, tail);
         bp = tail;
-        ldb = NR;
     }
 #endif
     for (int64_t ir = 0; ir < mc; ir += MR)
         mm_tile_rows((int)mm_min(MR, mc - ir), kc, apack + ir * kc, bp, ldb,
-                     c + (ic + ir) * n + jc + s * NR, n, nr, beta);
+                     c + (ic + ir) * n + s * NR, n, nr, beta);
+}
+
+/* Rows [ic, ic + mc) x strips [s0, s1) of C: NC-wide column chunks, in
+ * each the k panels in order (the first stores, later ones add). B comes
+ * packed in bpack (all of it), or, with bloc, is packed here panel by
+ * panel (only this item's strips: the column-split mode), or is read in
+ * place (PACKB 0). */
+static void mm_item(const float *a, const float *b, float *c, int64_t n,
+                    int64_t k, int64_t ic, int64_t mc, int64_t s0, int64_t s1,
+                    const float *bpack, float *bloc, float *apack, float *tail)
+{
+    const int64_t nsn = (n + NR - 1) / NR, chunk = NC / NR > 0 ? NC / NR : 1;
+    for (int64_t j0 = s0; j0 < s1; j0 += chunk) {
+        const int64_t j1 = mm_min(s1, j0 + chunk);
+        for (int64_t pc = 0; pc < k; pc += KC) {
+            const int64_t kc = mm_min(KC, k - pc);
+            if (PACKB && bloc)
+                for (int64_t s = j0; s < j1; s++)
+                    mm_pack_b(b + pc * n + s * NR, n, kc, mm_min(NR, n - s * NR),
+                              bloc + (s - j0) * kc * NR);
+            /* repacked per chunk: with n <= NC there is one chunk */
+            mm_pack_a(a + ic * k + pc, k, mc, kc, apack);
+            for (int64_t s = j0; s < j1; s++) {
+                const float *bstrip = NULL;
+                if (PACKB)
+                    bstrip = bloc ? bloc + (s - j0) * kc * NR
+                                  : bpack + pc * nsn * NR + s * kc * NR;
+                mm_strip(b, c, n, pc, kc, s, ic, mc, apack, bstrip, tail, pc > 0);
+            }
+        }
+    }
 }
 
 void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n,
             int64_t k)
 {
-    const int64_t ncmax = mm_min(NC, n), kcmax = mm_min(KC, k);
+    const int64_t kcmax = mm_min(KC, k), nsn = (n + NR - 1) / NR;
     /* Rows are cut into MR strips and the strips into nic blocks of about
      * MC rows; the largest block has at most mcmax rows. */
     const int64_t nstr = (m + MR - 1) / MR, nic0 = (m + MC - 1) / MC;
@@ -275,10 +306,18 @@ void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n,
     if (par)
         maxt = omp_get_max_threads();
 #endif
-    /* One buffer: the shared B panel (PACKB: every strip; otherwise none),
-     * then per thread its A block and one strip for the right edge. */
-    const int64_t bsize = PACKB ? kcmax * ((ncmax + NR - 1) / NR) * NR : 0;
-    const int64_t tsize = mcmax * kcmax + kcmax * NR;
+    /* One MC block, or fewer than threads: the threads split the columns
+     * and each packs its own strips of B panel by panel (no barrier, the
+     * panel stays in cache); else all of B is packed once, shared, before
+     * the threads start (one barrier per call). */
+    const int colsplit = nic0 == 1 || nic0 < maxt;
+    /* One buffer: the shared packed B (k panel P's strip S at
+     * P * KC * nsn * NR + S * kc * NR), then per thread its A block, one
+     * strip for the right edge and, when the columns are split, its
+     * local B panel. */
+    const int64_t bsize = PACKB && !colsplit ? k * nsn * NR : 0;
+    const int64_t lsize = PACKB && colsplit ? kcmax * mm_min(nsn, NC / NR > 0 ? NC / NR : 1) * NR : 0;
+    const int64_t tsize = mcmax * kcmax + kcmax * NR + lsize;
     float *buf = aligned_alloc(64, mm_bytes(bsize + tsize * maxt));
     if (!buf) {
         mm_plain(a, b, c, m, n, k);
@@ -291,44 +330,31 @@ void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n,
         nt = omp_get_num_threads();
         t = omp_get_thread_num();
 #endif
-        float *bpack = buf;
         float *apack = buf + bsize + tsize * t;
         float *tail = apack + mcmax * kcmax;
-        (void)tail;
-        (void)bpack;
-        for (int64_t jc = 0; jc < n; jc += NC) {
-            const int64_t nc = mm_min(NC, n - jc);
-            const int64_t nstrips = (nc + NR - 1) / NR;
-            for (int64_t pc = 0; pc < k; pc += KC) {
-                const int64_t kc = mm_min(KC, k - pc);
-                const int beta = pc > 0;
+        float *bloc = lsize ? tail + kcmax * NR : NULL;
 #if PACKB
+        /* The only barrier: the shared B is packed before it is read. */
+        const int64_t npc = colsplit ? 0 : (k + KC - 1) / KC;
 #pragma omp for schedule(static)
-                for (int64_t s = 0; s < nstrips; s++)
-                    mm_pack_b(b + pc * n + jc + s * NR, n, kc,
-                              mm_min(NR, nc - s * NR), bpack + s * kc * NR);
+        for (int64_t w = 0; w < npc * nsn; w++) {
+            const int64_t pc = w / nsn * KC, s = w % nsn;
+            const int64_t kc = mm_min(KC, k - pc);
+            mm_pack_b(b + pc * n + s * NR, n, kc, mm_min(NR, n - s * NR),
+                      buf + pc * nsn * NR + s * kc * NR);
+        }
 #endif
-                /* enough blocks: a multiple of nt of them (balanced);
-                 * too few: each block's column strips are split */
-                const int64_t nic = nic0 >= nt ? mm_min(nstr, (nic0 + nt - 1) / nt * nt) : nic0;
-                const int64_t nsplit = nic >= nt ? 1 : mm_min(nstrips, (nt + nic - 1) / nic);
-                int64_t packed = -1;
-#pragma omp for schedule(static)
-                for (int64_t w = 0; w < nic * nsplit; w++) {
-                    const int64_t ib = w / nsplit, sp = w % nsplit;
-                    const int64_t ic = MR * (nstr * ib / nic);
-                    const int64_t mc = mm_min(m, MR * (nstr * (ib + 1) / nic)) - ic;
-                    if (packed != ib) {
-                        mm_pack_a(a + ic * k + pc, k, mc, kc, apack);
-                        packed = ib;
-                    }
-                    const int64_t s0 = nstrips * sp / nsplit;
-                    const int64_t s1 = nstrips * (sp + 1) / nsplit;
-                    for (int64_t s = s0; s < s1; s++)
-                        mm_strip(b, c, n, pc, jc, kc, nc, s, ic, mc, apack,
-                                 bpack, tail, beta);
-                }
-            }
+        /* enough blocks: a multiple of nt of them (balanced); too few:
+         * each block's column strips are split between threads */
+        const int64_t nic = nic0 >= nt ? mm_min(nstr, (nic0 + nt - 1) / nt * nt) : nic0;
+        const int64_t nsplit = nic >= nt ? 1 : mm_min(nsn, (nt + nic - 1) / nic);
+#pragma omp for schedule(static) nowait
+        for (int64_t w = 0; w < nic * nsplit; w++) {
+            const int64_t ib = w / nsplit, sp = w % nsplit;
+            const int64_t ic = MR * (nstr * ib / nic);
+            const int64_t mc = mm_min(m, MR * (nstr * (ib + 1) / nic)) - ic;
+            mm_item(a, b, c, n, k, ic, mc, nsn * sp / nsplit,
+                    nsn * (sp + 1) / nsplit, buf, bloc, apack, tail);
         }
     }
     free(buf);
