@@ -614,26 +614,51 @@ static int check_all(kope_evaluator *ev, kope_worker *cand, kope_region *out, ko
   return 0;
 }
 
+static int map_all(kope_evaluator *ev, kope_worker *cand, size_t c, kope_report *r,
+                   kope_err *err)
+{
+  int st;
+
+  if ((st = map_case(ev, &ev->refw, c)) != KOPE_WORKER_OK)
+    return baseline_failed(ev, &ev->refw, "reference", st, err);
+  if (ev->has_vendor && (st = map_case(ev, &ev->venw, c)) != KOPE_WORKER_OK)
+    return baseline_failed(ev, &ev->venw, "vendor", st, err);
+  if (ev->has_base && (st = map_case(ev, &ev->basew, c)) != KOPE_WORKER_OK)
+    return baseline_failed(ev, &ev->basew, "base", st, err);
+  if ((st = map_case(ev, cand, c)) != KOPE_WORKER_OK) {
+    kope_eval_worker_failure(r, cand, st, "while mapping buffers");
+    return -1;
+  }
+  return 0;
+}
+
+/* Time case c in this machine's turn (turns.c): no other kope process
+ * times a kernel meanwhile. */
+static int time_one(kope_evaluator *ev, kope_worker *cand, size_t c, kope_report *r,
+                    kope_err *err)
+{
+  int waited, turn, rc;
+
+  if ((rc = map_all(ev, cand, c, r, err)))
+    return rc;
+  turn = kope_eval_turn_take(&waited);
+  if (waited)
+    progress(ev, "timing case %zu/%zu (after another kope process's turn)", c + 1, ev->ncases);
+  rc = kope_eval_time_case(ev, cand, c, &r->cases[c], r, err);
+  kope_eval_turn_give(turn);
+  return rc;
+}
+
 static int time_all(kope_evaluator *ev, kope_worker *cand, kope_report *r, kope_err *err)
 {
   size_t c;
-  int st, rc;
+  int rc;
 
   for (c = 0; c < ev->ncases; c++) {
     if (!kope_op_case_timed(ev->op, c))
       continue;   /* a check case is judged for correctness only */
     progress(ev, "timing case %zu/%zu", c + 1, ev->ncases);
-    if ((st = map_case(ev, &ev->refw, c)) != KOPE_WORKER_OK)
-      return baseline_failed(ev, &ev->refw, "reference", st, err);
-    if (ev->has_vendor && (st = map_case(ev, &ev->venw, c)) != KOPE_WORKER_OK)
-      return baseline_failed(ev, &ev->venw, "vendor", st, err);
-    if (ev->has_base && (st = map_case(ev, &ev->basew, c)) != KOPE_WORKER_OK)
-      return baseline_failed(ev, &ev->basew, "base", st, err);
-    if ((st = map_case(ev, cand, c)) != KOPE_WORKER_OK) {
-      kope_eval_worker_failure(r, cand, st, "while mapping buffers");
-      return -1;
-    }
-    if ((rc = kope_eval_time_case(ev, cand, c, &r->cases[c], r, err)))
+    if ((rc = time_one(ev, cand, c, r, err)))
       return rc;
   }
   return 0;

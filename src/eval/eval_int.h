@@ -132,6 +132,12 @@ int kope_eval_case_seeds(const kope_evaluator *ev, size_t c);
 void kope_eval_worker_failure(kope_report *r, const kope_worker *w, int st, const char *when);
 
 /* timing.c */
+/* Machine-wide turns for timing (turns.c): take an exclusive lock that
+ * every kope process on the machine takes before timing a case; *waited
+ * says whether another process held it. Returns the descriptor to give
+ * back, or -1 when no lock file could be opened (timing goes on). */
+int kope_eval_turn_take(int *waited);
+void kope_eval_turn_give(int fd);
 int kope_eval_time_case(kope_evaluator *ev, kope_worker *cand, size_t c, kope_case_res *cr,
                         kope_report *r, kope_err *err);
 void kope_eval_fill_cmd(const kope_evaluator *ev, size_t c, kope_child_cmd *cmd,
