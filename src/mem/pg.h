@@ -27,6 +27,7 @@
 
 #define PG_MAX_PAR 40
 #define PG_LOCK_KEY 0x6B6F7065   /* advisory lock serializing migrations */
+#define PG_ANALYZE_ROWS 1000     /* an import of this many rows ends with ANALYZE */
 
 /* Document frequencies of search terms, cached per handle for a while
  * (they only steer which terms a relevance query uses). */

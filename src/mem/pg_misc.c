@@ -735,6 +735,12 @@ int pg_import_end(void *impl, const kope_mem_import_stats *is, kope_err *err)
   pg_par p = {0};
   int rc = pg_imp_flush(impl, err);   /* the import's last score rows */
 
+  /* a large import: fresh statistics for the planner and for the search
+   * terms' counts (pg_query.c), visible at commit, instead of waiting for
+   * autovacuum */
+  if (rc == KOPE_OK && is->cases_new + is->journals_new >= PG_ANALYZE_ROWS)
+    rc = pg_run(impl, "ANALYZE cases, case_scores, mem_docs", NULL, NULL,
+                "analyzing the imported rows", err);
   if (rc != KOPE_OK)
     return rc;
   pg_par_i64(&p, is->import_id);

@@ -113,7 +113,7 @@ static int load_common(pg *s, kope_err *err)
     s->common[i].df = pg_i64(r, i, 1);
   }
   s->ncommon = (size_t)rows;
-  s->common_at = now;
+  s->common_at = rows > 0 ? now : now - PG_DF_TTL + 10.0;   /* none yet: ask again soon */
   PQclear(r);
   return KOPE_OK;
 }
