@@ -209,6 +209,9 @@ size_t mem_terms(const char *text, char terms[][48], size_t max);
 /* A word too common to rank by (both engines' full-text queries skip it
  * unless every term is wanted). */
 int mem_is_stopword(const char *w);
+/* FNV-1a hash of a search term: its slot in an engine's cache of term
+ * frequencies (text.c). */
+uint32_t mem_word_hash(const char *w);
 /* Append a record to a list; strings are copied. Returns the record. */
 kope_mem_rec *mem_recs_push(kope_mem_recs *r);
 void mem_rec_release(kope_mem_rec *rec);

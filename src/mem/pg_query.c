@@ -68,14 +68,9 @@ typedef struct term {
 
 static pg_df *df_slot(pg *s, const char *w)
 {
-  uint32_t h = 2166136261u;
-  const unsigned char *q;
-
   if (!s->df && !(s->df = calloc(PG_DF_SLOTS, sizeof *s->df)))
     return NULL;
-  for (q = (const unsigned char *)w; *q; q++)
-    h = (h ^ *q) * 16777619u;
-  return &s->df[h % PG_DF_SLOTS];
+  return &s->df[mem_word_hash(w) % PG_DF_SLOTS];
 }
 
 /* The column's most common elements with their estimated match counts

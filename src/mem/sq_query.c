@@ -156,14 +156,9 @@ static int cmp_df(const void *a, const void *b)
 
 static sq_df *df_slot(sq *s, const char *w)
 {
-  uint32_t h = 2166136261u;
-  const unsigned char *p;
-
   if (!s->df && !(s->df = calloc(SQ_DF_SLOTS, sizeof *s->df)))
     return NULL;
-  for (p = (const unsigned char *)w; *p; p++)
-    h = (h ^ *p) * 16777619u;
-  return &s->df[h % SQ_DF_SLOTS];
+  return &s->df[mem_word_hash(w) % SQ_DF_SLOTS];
 }
 
 /* Run a one-integer statement over a MATCH expression and a limit. */

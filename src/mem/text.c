@@ -155,6 +155,16 @@ int mem_is_stopword(const char *w)
   return 0;
 }
 
+uint32_t mem_word_hash(const char *w)
+{
+  uint32_t h = 2166136261u;
+  const unsigned char *p;
+
+  for (p = (const unsigned char *)w; *p; p++)
+    h = (h ^ *p) * 16777619u;
+  return h;
+}
+
 size_t mem_terms(const char *text, char terms[][48], size_t max)
 {
   size_t n = 0, i;
