@@ -58,7 +58,7 @@ expect_eq "isolation reported" "$(json_get "'readonly_inputs' in d['environment'
 # Timing sees a slow kernel as slow: 2000x the work below a million
 # elements (the first timed case of that size).
 expect_exit 0 "slow but correct kernel" -- "$KOPE" eval relu "$K/relu_slow.c" --ops-dir "$OPS" \
-  --json --budget 0.02 --rounds 5 --seeds 1
+  --json --budget 0.02 --rounds 5 --seeds 1 "${REALTIME[@]}"
 expect_eq "slow kernel measured slower than the reference" \
   "$(json_get "[c for c in d['cases'] if c['timed'] and int(c['shape'].split('=')[1]) < 1000000][0]['speedup_ref']['ci_hi'] < 0.5")" "True"
 

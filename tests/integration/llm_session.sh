@@ -10,7 +10,7 @@
 OPS="$KOPE_SRC/tests/llm/ops"   # scale2 with small cases only
 export KOPE_LLM_API_KEY="sk-kope-test-SECRET-7f3a9c"
 FAST=(--eval-seeds 1 --case-budget 0.02)
-TIMED=(--eval-seeds 1 --case-budget 0.1)   # where a promotion must be measured
+TIMED=(--eval-seeds 1 --case-budget 0.1 "${REALTIME[@]}")   # where a promotion must be measured
 
 # 1. A full session over OpenAI-style SSE: wrong, compile error, correct and faster.
 script "$T/s1.json" <<'J'

@@ -9,7 +9,7 @@ DB="$T/a.db"
 
 # 1. A session: every attempt is a Case linked to the state it started from.
 expect_exit 0 "tuner session on scale2" -- "$KOPE" optimize scale2 --ops-dir "$OPS" \
-  --db "$DB" --budget-evals 3 --seed 1 --json
+  --db "$DB" --budget-evals 3 --seed 1 --json "${REALTIME[@]}"
 cp "$T/out" "$T/s1.json"
 S1=$(json_get "d['session']")
 expect_eq "evaluations used" "$(json_get "d['evaluations']")" 3
