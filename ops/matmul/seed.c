@@ -3,7 +3,8 @@
  *
  * A blocked GEMM in the Goto/BLIS style. The k dimension is cut into
  * panels of KC and n into panels of NC; for each (NC, KC) panel B is
- * packed (PACKB) into NR-wide column strips, NR = NV SIMD vectors, each
+ * packed (PACKB; by default only when m spans several MC blocks, else B
+ * is read in place) into NR-wide column strips, NR = NV SIMD vectors, each
  * strip kc x NR contiguous and zero-padded at the right edge. A is packed
  * per block of MC rows into MR-tall row strips (kc x MR, k-major, rows
  * past m never read). The register-blocked micro-kernel keeps an MR x NR
@@ -41,7 +42,7 @@
 #define MC 128       // @knob layer=tiling values=32,64,128,256,512 "rows of A per packed block (kept in L2)"
 #define KC 384       // @knob layer=tiling values=128,192,256,384,512 "depth of the packed panels"
 #define NC 2048      // @knob layer=tiling values=256,512,1024,2048,4096 "columns of B per packed panel (kept in L3)"
-#define PACKB 1      // @knob layer=memory values=0,1 "pack B into contiguous strips (0: full strips read in place)"
+#define PACKB 2      // @knob layer=memory values=0,1,2 "pack B into strips: 0 never (read in place), 1 always, 2 when m spans several MC blocks"
 
 #define MM_PRAGMA_(x) _Pragma(#x)
 #define MM_PRAGMA(x) MM_PRAGMA_(x)
@@ -231,8 +232,8 @@ static size_t mm_bytes(int64_t n)
 }
 
 /* Strip s (NR columns from s * NR) of rows [ic, ic + mc) of C over the k
- * panel at pc of depth kc, with the A block packed in apack and, with
- * PACKB, the strip of B packed at bstrip. */
+ * panel at pc of depth kc, with the A block packed in apack and the strip
+ * of B packed at bstrip, or read in place when bstrip is NULL. */
 static void mm_strip(const float *b, float *c, int64_t n, int64_t pc,
                      int64_t kc, int64_t s, int64_t ic, int64_t mc,
                      const float *apack, const float *bstrip, float *tail,
@@ -241,21 +242,14 @@ static void mm_strip(const float *b, float *c, int64_t n, int64_t pc,
     const int64_t nr = mm_min(NR, n - s * NR);
     const float *bp = bstrip;
     int64_t ldb = NR;
-#if PACKB
-    (void)b;
-    (void)tail;
-    (void)pc;
-#else
-    (void)bstrip;
-    if (nr == NR) {
+    if (!bp && nr == NR) {
         bp = b + pc * n + s * NR;
         ldb = n;
-    } else {
+    } else if (!bp) {
         /* the right-edge strip, packed again per A block: one strip only */
         mm_pack_b(b + pc * n + s * NR, n, kc, nr, tail);
         bp = tail;
     }
-#endif
     for (int64_t ir = 0; ir < mc; ir += MR)
         mm_tile_rows((int)mm_min(MR, mc - ir), kc, apack + ir * kc, bp, ldb,
                      c + (ic + ir) * n + s * NR, n, nr, beta);
@@ -265,17 +259,18 @@ static void mm_strip(const float *b, float *c, int64_t n, int64_t pc,
  * each the k panels in order (the first stores, later ones add). B comes
  * packed in bpack (all of it), or, with bloc, is packed here panel by
  * panel (only this item's strips: the column-split mode), or is read in
- * place (PACKB 0). */
+ * place (packb 0). */
 static void mm_item(const float *a, const float *b, float *c, int64_t n,
                     int64_t k, int64_t ic, int64_t mc, int64_t s0, int64_t s1,
-                    const float *bpack, float *bloc, float *apack, float *tail)
+                    int packb, const float *bpack, float *bloc, float *apack,
+                    float *tail)
 {
     const int64_t nsn = (n + NR - 1) / NR, chunk = NC / NR > 0 ? NC / NR : 1;
     for (int64_t j0 = s0; j0 < s1; j0 += chunk) {
         const int64_t j1 = mm_min(s1, j0 + chunk);
         for (int64_t pc = 0; pc < k; pc += KC) {
             const int64_t kc = mm_min(KC, k - pc);
-            if (PACKB && bloc)
+            if (bloc)
                 for (int64_t s = j0; s < j1; s++)
                     mm_pack_b(b + pc * n + s * NR, n, kc, mm_min(NR, n - s * NR),
                               bloc + (s - j0) * kc * NR);
@@ -283,7 +278,7 @@ static void mm_item(const float *a, const float *b, float *c, int64_t n,
             mm_pack_a(a + ic * k + pc, k, mc, kc, apack);
             for (int64_t s = j0; s < j1; s++) {
                 const float *bstrip = NULL;
-                if (PACKB)
+                if (packb)
                     bstrip = bloc ? bloc + (s - j0) * kc * NR
                                   : bpack + pc * nsn * NR + s * kc * NR;
                 mm_strip(b, c, n, pc, kc, s, ic, mc, apack, bstrip, tail, pc > 0);
@@ -311,12 +306,13 @@ void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n,
      * panel stays in cache); else all of B is packed once, shared, before
      * the threads start (one barrier per call). */
     const int colsplit = nic0 == 1 || nic0 < maxt;
+    const int packb = PACKB == 1 || (PACKB == 2 && nic0 > 1);
     /* One buffer: the shared packed B (k panel P's strip S at
      * P * KC * nsn * NR + S * kc * NR), then per thread its A block, one
      * strip for the right edge and, when the columns are split, its
      * local B panel. */
-    const int64_t bsize = PACKB && !colsplit ? k * nsn * NR : 0;
-    const int64_t lsize = PACKB && colsplit ? kcmax * mm_min(nsn, NC / NR > 0 ? NC / NR : 1) * NR : 0;
+    const int64_t bsize = packb && !colsplit ? k * nsn * NR : 0;
+    const int64_t lsize = packb && colsplit ? kcmax * mm_min(nsn, NC / NR > 0 ? NC / NR : 1) * NR : 0;
     const int64_t tsize = mcmax * kcmax + kcmax * NR + lsize;
     float *buf = aligned_alloc(64, mm_bytes(bsize + tsize * maxt));
     if (!buf) {
@@ -333,9 +329,8 @@ void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n,
         float *apack = buf + bsize + tsize * t;
         float *tail = apack + mcmax * kcmax;
         float *bloc = lsize ? tail + kcmax * NR : NULL;
-#if PACKB
         /* The only barrier: the shared B is packed before it is read. */
-        const int64_t npc = colsplit ? 0 : (k + KC - 1) / KC;
+        const int64_t npc = bsize ? (k + KC - 1) / KC : 0;
 #pragma omp for schedule(static)
         for (int64_t w = 0; w < npc * nsn; w++) {
             const int64_t pc = w / nsn * KC, s = w % nsn;
@@ -343,7 +338,6 @@ void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n,
             mm_pack_b(b + pc * n + s * NR, n, kc, mm_min(NR, n - s * NR),
                       buf + pc * nsn * NR + s * kc * NR);
         }
-#endif
         /* enough blocks: a multiple of nt of them (balanced); too few:
          * each block's column strips are split between threads */
         const int64_t nic = nic0 >= nt ? mm_min(nstr, (nic0 + nt - 1) / nt * nt) : nic0;
@@ -354,7 +348,7 @@ void matmul(const float *a, const float *b, float *c, int64_t m, int64_t n,
             const int64_t ic = MR * (nstr * ib / nic);
             const int64_t mc = mm_min(m, MR * (nstr * (ib + 1) / nic)) - ic;
             mm_item(a, b, c, n, k, ic, mc, nsn * sp / nsplit,
-                    nsn * (sp + 1) / nsplit, buf, bloc, apack, tail);
+                    nsn * (sp + 1) / nsplit, packb, buf, bloc, apack, tail);
         }
     }
     free(buf);
