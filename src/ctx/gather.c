@@ -241,7 +241,10 @@ static void incumbent_text(const kope_ctx_state *s, kope_buf *b)
 }
 
 #define KOPE_CTX_RECENT 6             /* recent steps listed with their reasons */
-#define KOPE_CTX_UNPROMOTED_MAX 12000  /* characters of unpromoted source shown */
+/* characters of unpromoted source shown whole: real models' AVX-512
+ * kernels with several paths are 12,000-20,000 characters (answerers of
+ * 2026-12-04 lost 12,042- and 12,247-character candidates at 12,000) */
+#define KOPE_CTX_UNPROMOTED_MAX 20000
 
 static double rule_gain(const kope_ctx_state *s) { return s->min_gain > 0 ? s->min_gain : 0.05; }
 static double rule_alpha(const kope_ctx_state *s) { return s->alpha > 0 ? s->alpha : 0.05; }

@@ -200,7 +200,7 @@ static char *long_source(const char *changed)
   int i;
 
   kope_buf_init(&b, 0);
-  for (i = 0; i < 600; i++)
+  for (i = 0; i < 800; i++)
     if (i == 300 && changed)
       kope_buf_printf(&b, "%s\n", changed);
     else
@@ -215,7 +215,7 @@ static void test_unpromoted_diff(void **state)
   char *sys, *user, *inc = long_source(NULL), *cand = long_source("    /* NEW_LINE */");
   const char *d;
 
-  assert_true(strlen(cand) > 12000);
+  assert_true(strlen(cand) > 20000);
   f->s.incumbent = inc;
   h[0] = step_of(1, "long candidate", 1, 1.3, 0.9, 0.2, cand);
   f->s.history = h;
@@ -235,6 +235,17 @@ static void test_unpromoted_diff(void **state)
   assert_int_equal(occurrences(user, "acc0 = fmaf(a[0]"), 1);   /* the incumbent's copy only */
   free(sys);
   free(user);
+  /* a 15,000-character candidate (a real model's size) is shown whole */
+  {
+    char *cut = strchr(cand + 15000, '\n');
+    cut[1] = '\0';
+    h[0].source = cand;
+    render(f, NULL, &sys, &user);
+    assert_null(strstr(user, "```diff\n"));
+    assert_non_null(strstr(user, cand));
+    free(sys);
+    free(user);
+  }
   f->s.incumbent = f->k.seed;
   free(inc);
   free(cand);
