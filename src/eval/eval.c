@@ -709,6 +709,8 @@ static int evaluate_job(kope_evaluator *ev, build_job *j, kope_report **out, kop
   char line[300];
   int rc = KOPE_OK;
 
+  if (!r)
+    return kope_err_nomem(err, "evaluation report");
   kope_sha256_hex(j->source, strlen(j->source), r->source_hash);
   r->compile_s = j->out.seconds;
   r->diagnostics = kope_strdup(j->out.diagnostics ? j->out.diagnostics : "");
@@ -781,7 +783,10 @@ kope_report *kope_evaluate_vendor(kope_evaluator *ev, kope_err *err)
     kope_err_set(err, KOPE_EINPUT, "operator %s has no vendor baseline", kope_op_name(ev->op));
     return NULL;
   }
-  r = kope_report_new(ev);
+  if (!(r = kope_report_new(ev))) {
+    kope_err_nomem(err, "evaluation report");
+    return NULL;
+  }
   rc = check_all(ev, &ev->venw, &ev->out_ven, r, err);
   r->total_s = kope_now() - t0;
   kope_report_finish(r, ev);

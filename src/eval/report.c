@@ -37,6 +37,8 @@ kope_report *kope_report_new(const kope_evaluator *ev)
 {
   kope_report *r = calloc(1, sizeof *r);
 
+  if (!r)
+    return NULL;
   r->verdict = KOPE_CORRECT;
   r->op_name = kope_strdup(kope_op_name(ev->op));
   r->ncases = ev->ncases;
@@ -46,6 +48,10 @@ kope_report *kope_report_new(const kope_evaluator *ev)
     /* the target's own baseline (cuda: vendor_cuda), else the C one */
     const kope_op_vendor *v = kope_target_vendor(ev->t, ev->op);
     r->vendor_name = kope_strdup(!ev->has_vendor ? "" : v ? v->name : kope_op_vendor_name(ev->op));
+  }
+  if (!r->op_name || !r->vendor_name) {
+    kope_report_free(r);
+    return NULL;
   }
   case_ids(r, ev->op);
   r->seeds = ev->o.seeds;
@@ -350,7 +356,8 @@ static json_t *safe_string(const char *s)
 
   if (j)
     return j;
-  c = kope_strdup(s);
+  if (!(c = kope_strdup(s)))
+    return NULL;   /* out of memory: the caller's json_pack/set fails in turn */
   for (i = 0; c[i]; i++)
     if ((unsigned char)c[i] >= 0x80 || ((unsigned char)c[i] < 0x20 && c[i] != '\n' && c[i] != '\t'))
       c[i] = '?';
