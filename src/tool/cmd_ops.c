@@ -130,9 +130,17 @@ static int collect(ops_args *a, char ***names, size_t *n, kope_err *err)
 
   if (a->nnames > 0) {
     *n = (size_t)a->nnames;
-    *names = calloc(*n, sizeof **names);
+    if (!(*names = calloc(*n, sizeof **names)))
+      return kope_err_nomem(err, "operator names");
     for (i = 0; i < a->nnames; i++)
-      (*names)[i] = kope_strdup(a->names[i]);
+      if (!((*names)[i] = kope_strdup(a->names[i]))) {
+        while (i-- > 0)
+          free((*names)[i]);
+        free(*names);
+        *names = NULL;
+        *n = 0;
+        return kope_err_nomem(err, "operator names");
+      }
     return KOPE_OK;
   }
   dir = a->dir ? kope_strdup(a->dir) : kope_ops_dir();
