@@ -543,17 +543,27 @@ static int call_again(kope_evaluator *ev, kope_worker *cand, kope_region *out, s
  * cases (tails, primes, one element) catch the most bugs, keep every
  * seed and every input variant; a large case is there for its size
  * (index overflow, thread partitioning), which one seed exercises, and a
- * timed case also gets fresh contents checked in its timed rounds. */
+ * timed case also gets fresh contents checked in its timed rounds. With
+ * fewer seeds than input variants, a small case runs on one seed per
+ * variant (KOPE_EVAL_VARIANTS) all the same. */
 int kope_eval_case_seeds(const kope_evaluator *ev, size_t c)
 {
   int64_t n = 0, fit;
-  int lo = kope_op_case_timed(ev->op, c) ? 3 : 1, s = ev->o.seeds;
+  int lo = kope_op_case_timed(ev->op, c) ? 3 : 1, s = ev->o.seeds, vary = 0;
   size_t i;
 
-  for (i = 0; i < kope_op_nargs(ev->op); i++)
-    if (kope_op_arg(ev->op, i)->role == KOPE_ROLE_IN ||
-        kope_op_arg(ev->op, i)->role == KOPE_ROLE_OUT)
+  for (i = 0; i < kope_op_nargs(ev->op); i++) {
+    const kope_arg *a = kope_op_arg(ev->op, i);
+    if (a->role == KOPE_ROLE_IN || a->role == KOPE_ROLE_OUT)
       n += ev->binds[c].count[i];
+    vary |= a->role == KOPE_ROLE_IN && a->vary;
+  }
+  /* A search on one seed (kope bench's --eval-seeds 1) saw only the plain
+   * variant: a gelu kernel wrong for large negative inputs (mixed scale)
+   * was promoted at 66.8x and rejected only by the final re-measurement.
+   * The small cases, cheap, run every variant. */
+  if (vary && s < KOPE_EVAL_VARIANTS && n <= KOPE_EVAL_SMALL_ELEMS)
+    return KOPE_EVAL_VARIANTS;
   fit = n > 0 ? KOPE_EVAL_SEED_ELEMS / n : s;
   if (fit < lo)
     fit = lo;

@@ -20,6 +20,11 @@
 /* Elements (inputs and outputs) one case is checked on over all its seeds
  * before it gets fewer seeds (kope_eval_case_seeds). */
 #define KOPE_EVAL_SEED_ELEMS ((int64_t)8 << 20)
+/* Input variants of a float argument with "vary" (check.c: plain,
+ * mixed-scale, x16, x1/16), one per seed index modulo this; a case of at
+ * most KOPE_EVAL_SMALL_ELEMS elements runs all of them whatever the seeds. */
+#define KOPE_EVAL_VARIANTS 4
+#define KOPE_EVAL_SMALL_ELEMS ((int64_t)1 << 16)
 
 /* Where each buffer of a case lives in its region. */
 typedef struct kope_layout {
