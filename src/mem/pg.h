@@ -65,6 +65,10 @@ typedef struct pg_par {
 /* ---- pg_open.c ---------------------------------------------------------- */
 /* Append a parameter; returns its number ($n) for assembled SQL. */
 int pg_par_text(pg_par *p, const char *v);     /* NULL -> NULL (borrowed) */
+/* ids as a bigint[] literal "{1,2,3}" (digits only: safe as a text
+ * parameter for "= ANY($1::bigint[])"); caller frees; NULL when out of
+ * memory. (pg_case.c) */
+char *pg_id_array(const int64_t *ids, size_t n);
 int pg_par_i64(pg_par *p, int64_t v);
 int pg_par_id(pg_par *p, int64_t v);           /* 0 -> NULL */
 int pg_par_real(pg_par *p, double v);          /* non-finite -> NULL */

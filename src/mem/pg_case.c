@@ -432,8 +432,7 @@ int pg_case_brief(void *impl, int64_t id, kope_mem_case *out, kope_err *err)
 
 /* ---- batched reads (one round trip for many ids) ---------------------------- */
 
-/* ids as a bigint[] literal (digits only: safe as a text parameter). */
-static char *id_array(const int64_t *ids, size_t n)
+char *pg_id_array(const int64_t *ids, size_t n)
 {
   kope_buf b;
   size_t i;
@@ -464,7 +463,7 @@ static void case_reader(pg *s, const PGresult *r, int row, kope_mem_case *out)
 static int read_many(pg *s, const char *sql, const int64_t *ids, size_t n, kope_mem_case *out,
                      row_reader rd, kope_err *err)
 {
-  char *arr = id_array(ids, n);
+  char *arr = pg_id_array(ids, n);
   pg_par p = {0};
   PGresult *r = NULL;
   size_t i;
@@ -473,7 +472,7 @@ static int read_many(pg *s, const char *sql, const int64_t *ids, size_t n, kope_
   for (i = 0; i < n; i++)
     kope_mem_case_init(&out[i]);
   if (!arr)
-    return kope_err_set(err, KOPE_EINTERNAL, "out of memory");
+    return kope_err_nomem(err, "a list of Case ids");
   pg_par_text(&p, arr);
   rc = pg_run(s, sql, &p, &r, "reading Cases", err);
   for (row = 0; rc == KOPE_OK && row < PQntuples(r); row++)

@@ -349,7 +349,7 @@ int pg_fix_of(void *impl, int64_t failed_id, int64_t *fix_id, kope_err *err)
 int pg_fixes_of(void *impl, const int64_t *ids, size_t n, int64_t *fix, kope_err *err)
 {
   pg *s = impl;
-  kope_buf arr;
+  char *arr;
   pg_par p = {0};
   PGresult *r = NULL;
   size_t i;
@@ -359,12 +359,9 @@ int pg_fixes_of(void *impl, const int64_t *ids, size_t n, int64_t *fix, kope_err
     fix[i] = 0;
   if (n == 0)
     return KOPE_OK;
-  kope_buf_init(&arr, 0);
-  kope_buf_puts(&arr, "{");
-  for (i = 0; i < n; i++)
-    kope_buf_printf(&arr, "%s%lld", i ? "," : "", (long long)ids[i]);
-  kope_buf_puts(&arr, "}");
-  pg_par_text(&p, arr.data);
+  if (!(arr = pg_id_array(ids, n)))
+    return kope_err_nomem(err, "a list of Case ids");
+  pg_par_text(&p, arr);
   rc = pg_run(s, "SELECT f.id, coalesce((SELECT c.id FROM cases c JOIN case_scores s ON "
               "s.id = c.id WHERE c.prev_id = f.id AND c.verdict = 'correct' AND c.correct = 1 "
               "ORDER BY s.rank DESC, c.id LIMIT 1), (SELECT x.id FROM cases x WHERE "
@@ -376,6 +373,6 @@ int pg_fixes_of(void *impl, const int64_t *ids, size_t n, int64_t *fix, kope_err
       if (ids[i] == pg_i64(r, row, 0))
         fix[i] = pg_i64(r, row, 1);
   PQclear(r);
-  kope_buf_release(&arr);
+  free(arr);
   return rc;
 }
