@@ -160,6 +160,10 @@ double kope_report_case_vendor(const kope_report *r, size_t c);
 const char *kope_case_role_name(kope_case_role role);
 /* Median candidate time per call, seconds. */
 double kope_report_case_seconds(const kope_report *r, size_t c);
+/* The worst element error over every judged case and seed, as a fraction
+ * of its tolerance bound (1 = at the bound); how much of the operator's
+ * tolerance this kernel used. 0 when nothing was compared. */
+double kope_report_max_error_ratio(const kope_report *r);
 double kope_report_compile_seconds(const kope_report *r);
 double kope_report_total_seconds(const kope_report *r);
 /* kope's own time: everything but compiling and waiting on workers. */

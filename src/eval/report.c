@@ -342,6 +342,17 @@ const char *kope_case_role_name(kope_case_role role)
   return role == KOPE_CASE_CHECK ? "check" : role == KOPE_CASE_PERF ? "perf" : "both";
 }
 
+double kope_report_max_error_ratio(const kope_report *r)
+{
+  double m = 0.0;
+  size_t c;
+
+  for (c = 0; c < r->ncases; c++)
+    if (r->cases[c].max_err[1] > m)
+      m = r->cases[c].max_err[1];
+  return m;
+}
+
 double kope_report_case_seconds(const kope_report *r, size_t c)
 {
   return c < r->ncases ? r->cases[c].t_cand : 0.0;

@@ -292,7 +292,22 @@ typedef struct check_row {
   int level, ncases, ntimed, has_vendor, knobs;
   int skipped;          /* no seed for the target (not named on the command line) */
   double sp_ref, sp_ven, roof, seconds;
+  double seed_err, vendor_err;  /* worst error as a fraction of the tolerance bound */
 } check_row;
+
+/* A seed or baseline using more than this fraction of its tolerance gets a
+ * warning: a kernel summing in another order, or the vendor library on
+ * another CPU, may cross the bound (docs/operator-format.md, section 6). */
+#define OPS_THIN_MARGIN 0.5
+
+static void warn_margin(const check_row *row, const char *who, double ratio)
+{
+  if (ratio > OPS_THIN_MARGIN && ratio <= 1.0)
+    fprintf(stderr,
+            "kope ops check %s: warning: the %s used %.0f%% of the tolerance (worst error "
+            "/ bound = %.3f); other summation orders or CPUs may fail it\n",
+            row->name, who, 100.0 * ratio, ratio);
+}
 
 static int check_op(ops_args *a, const char *name, check_row *row, kope_err *err)
 {
@@ -350,6 +365,9 @@ static int check_op(ops_args *a, const char *name, check_row *row, kope_err *err
   row->sp_ref = kope_report_speedup_ref(r);
   row->sp_ven = kope_report_speedup_vendor(r);
   row->roof = kope_report_roofline(r);
+  row->seed_err = kope_report_max_error_ratio(r);
+  if (!a->build_only)
+    warn_margin(row, "seed", row->seed_err);
   snprintf(row->vendor_verdict, sizeof row->vendor_verdict, "-");
   if (row->has_vendor && a->build_only) {
     /* the evaluator built it or failed above naming vendor.cu */
@@ -361,6 +379,8 @@ static int check_op(ops_args *a, const char *name, check_row *row, kope_err *err
     }
     snprintf(row->vendor_verdict, sizeof row->vendor_verdict, "%s",
              kope_verdict_name(kope_report_verdict(v)));
+    row->vendor_err = kope_report_max_error_ratio(v);
+    warn_margin(row, "vendor baseline", row->vendor_err);
     if (!kope_report_accepted(v))
       snprintf(row->reason, sizeof row->reason, "vendor: %s", kope_report_reason(v));
   }
@@ -385,13 +405,15 @@ static int row_ok(const check_row *row)
 static json_t *row_json(const check_row *r)
 {
   return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:f, s:o, s:f, s:f, "
-                   "s:b}", "name", r->name, "category", r->category, "level", r->level,
+                   "s:f, s:o, s:b}", "name", r->name, "category", r->category, "level", r->level,
                    "cases", r->ncases, "timed_cases", r->ntimed, "knobs", r->knobs,
                    "seed_verdict", r->seed_verdict, "vendor_verdict", r->vendor_verdict,
                    "vendor_name", r->vendor_name, "reason", r->reason, "speedup_ref",
                    r->sp_ref, "speedup_vendor",
                    r->has_vendor ? json_real(r->sp_ven) : json_null(), "roofline_fraction",
-                   r->roof, "seconds", r->seconds, "ok", row_ok(r));
+                   r->roof, "seconds", r->seconds, "seed_max_error_ratio", r->seed_err,
+                   "vendor_max_error_ratio",
+                   r->has_vendor ? json_real(r->vendor_err) : json_null(), "ok", row_ok(r));
 }
 
 static void print_row(const check_row *r, int timing)
@@ -624,6 +646,8 @@ static void row_from_json(const ops_args *a, const json_t *j, check_row *r)
   r->sp_ven = jnum(j, "speedup_vendor");
   r->roof = jnum(j, "roofline_fraction");
   r->seconds = jnum(j, "seconds");
+  r->seed_err = jnum(j, "seed_max_error_ratio");
+  r->vendor_err = jnum(j, "vendor_max_error_ratio");
   if (r->has_vendor && !r->vendor_name[0])
     vendor_name_from_spec(a, r);
 }

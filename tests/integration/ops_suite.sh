@@ -41,4 +41,14 @@ json_get "'\n'.join(o['name'] + ': ' + ', '.join(k['kind'] for k in o['kernels']
 expect_exit 0 "every seed and vendor baseline is correct" -- "$KOPE" ops check \
   --ops-dir "$OPS" --no-timing --json "${SUBSET[@]}"
 json_get "'\n'.join(o['name'] + ': ' + o['reason'] for o in d['operators'] if not o['ok'])"
+# How much of its tolerance each accepted kernel used (worst error / bound):
+# within [0, 1] for an accepted kernel, above 0 where outputs are inexact.
+expect_eq "accepted kernels stay within their bounds" "$(json_get "sum(1 for o in d['operators'] \
+  if o['ok'] and not (0 <= o['seed_max_error_ratio'] <= 1 and (o['vendor_max_error_ratio'] is None \
+  or 0 <= o['vendor_max_error_ratio'] <= 1)))")" 0
+expect_eq "inexact operators report a nonzero error ratio" "$(json_get "int(any(o['seed_max_error_ratio'] > 0 \
+  for o in d['operators']))")" 1
+json_get "'\n'.join('# thin tolerance margin: %s seed %.2f vendor %s' % (o['name'], o['seed_max_error_ratio'], \
+  o['vendor_max_error_ratio']) for o in d['operators'] if max(o['seed_max_error_ratio'], \
+  o['vendor_max_error_ratio'] or 0) > 0.5)"
 finish
