@@ -118,15 +118,19 @@ char *kope_home_dir(void);
 /* The judge's priority that `--realtime` asks for (kope_realtime). */
 #define KOPE_REALTIME_PRIO 20
 
-/* Timing on a shared machine: run the calling thread (kope's judge, which
- * holds the clock and the workers' timeouts) SCHED_FIFO at prio (2-99).
- * Threads it creates later inherit it. Workers started afterwards run one
- * step below it, so the judge preempts them at once and a kernel that
- * spins cannot starve it; compilers and other commands drop back to
- * SCHED_OTHER. Other processes on the machine then no longer preempt a
- * timed kernel (the kernel's RT throttling, sched_rt_runtime_us, still
- * leaves them 5% of each CPU). Needs root, CAP_SYS_NICE or an
- * RLIMIT_RTPRIO of at least prio: otherwise KOPE_EENV with the reason.
+/* Timing on a shared machine: from now on, while kope's judge (the
+ * thread that holds the clock and the workers' timeouts) holds a timing
+ * turn, it runs SCHED_FIFO at prio (2-99) and every thread of the workers
+ * it times one step below, so the judge preempts them at once (a kernel
+ * that spins cannot starve its timeout) and other processes on the
+ * machine no longer preempt a timed kernel (the kernel's RT throttling,
+ * sched_rt_runtime_us, still leaves them 5% of each CPU). Everything else
+ * (compiling, checking, starting and reaping workers) stays SCHED_OTHER:
+ * reaping a sandboxed worker at RT livelocked the machine with several
+ * kope processes at once. This call tries prio once and returns the
+ * thread to its policy. Needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO of
+ * at least prio: otherwise KOPE_EENV with the reason. Process-wide; not
+ * thread-safe against running evaluations (call it before them).
  * docs/evaluator.md, "Real-time priority", has the measured effect. */
 int kope_realtime(int prio, kope_err *err);
 

@@ -3,6 +3,7 @@
  * child's output pipe until EOF and the child's exit, killing the whole
  * process group at the deadline. The captured output is bounded.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -89,23 +90,61 @@ int kope_proc_rt_set(int prio)
   return sched_setscheduler(0, prio > 0 ? SCHED_FIFO : SCHED_OTHER, &sp);
 }
 
+/* The level --realtime asked for (kope_realtime); 0: off. Set once,
+ * before any evaluation starts; read by the judge at its timing turns. */
+static int rt_level;
+
+int kope_proc_rt_level(void)
+{
+  return rt_level;
+}
+
+int kope_proc_rt_set_threads(pid_t pid, int prio)
+{
+  char path[64];
+  struct dirent *de;
+  struct sched_param sp;
+  DIR *d;
+  int n = 0;
+
+  snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+  if (!(d = opendir(path)))
+    return -1;
+  memset(&sp, 0, sizeof sp);
+  sp.sched_priority = prio > 0 ? prio : 0;
+  while ((de = readdir(d)) != NULL) {
+    pid_t tid = (pid_t)atoi(de->d_name);
+
+    if (tid > 0 && sched_setscheduler(tid, prio > 0 ? SCHED_FIFO : SCHED_OTHER, &sp) == 0)
+      n++;
+  }
+  closedir(d);
+  return n;
+}
+
 int kope_realtime(int prio, kope_err *err)
 {
+  int was = kope_proc_rt_prio();
+
   if (prio < 2 || prio > sched_get_priority_max(SCHED_FIFO))
     return kope_err_set(err, KOPE_EINPUT, "real-time priority %d: expected 2 to %d", prio,
                         sched_get_priority_max(SCHED_FIFO));
+  /* try it now, so a missing privilege is an error here, not a silent
+   * no-op at the first timing turn; then back to where the thread was */
   if (kope_proc_rt_set(prio) != 0)
     return kope_err_set(err, KOPE_EENV,
                         "cannot run SCHED_FIFO at priority %d: %s (needs root, "
                         "CAP_SYS_NICE or an RLIMIT_RTPRIO of at least %d)",
                         prio, strerror(errno), prio);
+  kope_proc_rt_set(was);
+  rt_level = prio;
   return KOPE_OK;
 }
 
 void kope_proc_child_setup(const kope_limits *lim, int keep_below)
 {
-  /* compilers and commands never inherit kope's real-time priority
-   * (kope_realtime); a worker takes its own step below it (worker.c) */
+  /* nothing kope starts inherits a real-time priority (kope_realtime:
+   * the judge raises a worker's threads only for its timing turns) */
   if (kope_proc_rt_prio() > 0)
     kope_proc_rt_set(0);
   setpgid(0, 0);

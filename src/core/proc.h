@@ -73,5 +73,12 @@ int kope_proc_rt_prio(void);
 /* Run the calling thread SCHED_FIFO at prio (> 0) or SCHED_OTHER (0).
  * Returns 0 or -1 with errno (sched_setscheduler). Async-signal-safe. */
 int kope_proc_rt_set(int prio);
+/* The priority kope_realtime enabled (0: --realtime is off). The judge
+ * runs SCHED_FIFO at it only while it holds a timing turn. */
+int kope_proc_rt_level(void);
+/* Set every thread of process pid SCHED_FIFO at prio (> 0) or back to
+ * SCHED_OTHER (0). Returns how many threads were set, -1 when pid's
+ * /proc/PID/task cannot be read (gone). */
+int kope_proc_rt_set_threads(pid_t pid, int prio);
 
 #endif

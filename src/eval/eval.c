@@ -642,19 +642,45 @@ static int map_all(kope_evaluator *ev, kope_worker *cand, size_t c, kope_report 
   return 0;
 }
 
+/* --realtime (kope_realtime): for a timing turn only, the judge runs
+ * SCHED_FIFO at the level and every thread of the workers it times one
+ * step below, so it preempts them at once and nothing else on the
+ * machine preempts a timed kernel; prio 0 puts them all back to
+ * SCHED_OTHER. Compiling, checking, starting and reaping workers never
+ * run real-time: reaping at RT livelocked the kernel with several kope
+ * processes at once. A worker that cannot be raised is timed as it is. */
+static void rt_turn(kope_evaluator *ev, kope_worker *cand, int prio)
+{
+  kope_worker *ws[4] = {cand, &ev->refw, ev->has_vendor ? &ev->venw : NULL,
+                        ev->has_base ? &ev->basew : NULL};
+  int i;
+
+  if (prio == 0)
+    kope_proc_rt_set(0);
+  for (i = 0; i < 4; i++)
+    if (ws[i] && ws[i]->up)
+      kope_proc_rt_set_threads(ws[i]->pid, prio > 1 ? prio - 1 : 0);
+  if (prio > 0)
+    kope_proc_rt_set(prio);
+}
+
 /* Time case c in this machine's turn (turns.c): no other kope process
  * times a kernel meanwhile. */
 static int time_one(kope_evaluator *ev, kope_worker *cand, size_t c, kope_report *r,
                     kope_err *err)
 {
-  int waited, turn, rc;
+  int waited, turn, rc, rt = kope_proc_rt_level();
 
   if ((rc = map_all(ev, cand, c, r, err)))
     return rc;
   turn = kope_eval_turn_take(&waited);
   if (waited)
     progress(ev, "timing case %zu/%zu (after another kope process's turn)", c + 1, ev->ncases);
+  if (rt > 0)
+    rt_turn(ev, cand, rt);
   rc = kope_eval_time_case(ev, cand, c, &r->cases[c], r, err);
+  if (rt > 0)
+    rt_turn(ev, cand, 0);
   kope_eval_turn_give(turn);
   return rc;
 }

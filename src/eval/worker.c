@@ -74,7 +74,7 @@ static void child_side(const char *exe, const char *dir, const kope_env *env, in
                        int logfd, const kope_limits *lim, int strict)
 {
   int devnull = open("/dev/null", O_RDONLY), i, n = fds[4] >= 0 ? 5 : 4;
-  int tmp[5], rt = kope_proc_rt_prio();
+  int tmp[5];
   char *argv[2] = {(char *)exe, NULL};
 
   /* Move the descriptors out of the way, then to 3..6 (7: the filter). */
@@ -90,8 +90,6 @@ static void child_side(const char *exe, const char *dir, const kope_env *env, in
   if (chdir(dir) != 0)
     _exit(126);
   kope_proc_child_setup(lim, KOPE_CHILD_FD_FILTER + 1);
-  if (rt > 1)   /* kope_realtime: one step below the judge */
-    kope_proc_rt_set(rt - 1);
   kope_sandbox_enter(kope_sandbox_probe(), dir, strict);
   execve(exe, argv, (char *const *)env->vars);
   _exit(127);
@@ -188,16 +186,28 @@ static void drain_log(kope_worker *w)
 
 static void reap(kope_worker *w, int kill_it)
 {
-  int status = 0;
+  int status = 0, rt;
+  pid_t got;
   struct rusage ru;
 
   if (!w->up)
     return;
+  if (kope_proc_rt_level() > 0)   /* killed in a timing turn: it dies at SCHED_OTHER */
+    kope_proc_rt_set_threads(w->pid, 0);
   if (kill_it) {
     kill(-w->pid, SIGKILL);
     kill(w->pid, SIGKILL);
   }
-  if (wait4(w->pid, &status, 0, &ru) == w->pid) {
+  /* Reaping a sandboxed worker tears its namespaces down (dcache
+   * shrinking in the kernel): at a real-time priority that livelocked
+   * against the kernel work it waits for when several kope processes ran
+   * at once, so the judge always reaps at SCHED_OTHER. */
+  if ((rt = kope_proc_rt_prio()) > 0)
+    kope_proc_rt_set(0);
+  got = wait4(w->pid, &status, 0, &ru);
+  if (rt > 0)
+    kope_proc_rt_set(rt);
+  if (got == w->pid) {
     w->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     w->signo = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     w->cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
