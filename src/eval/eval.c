@@ -293,6 +293,7 @@ void kope_evaluator_free(kope_evaluator *ev)
   kope_region_release(&ev->out_base);
   kope_worker_stop(&ev->refw);
   kope_worker_stop(&ev->venw);
+  kope_worker_reap_pending();   /* their exits run side by side, waited for once */
   kope_buf_release(&ev->refw.log);
   kope_buf_release(&ev->venw.log);
   kope_region_release(&ev->in);
@@ -673,6 +674,7 @@ static int time_one(kope_evaluator *ev, kope_worker *cand, size_t c, kope_report
 
   if ((rc = map_all(ev, cand, c, r, err)))
     return rc;
+  kope_worker_reap_pending();   /* no stopped worker's exit beside the timing */
   turn = kope_eval_turn_take(&waited);
   if (waited)
     progress(ev, "timing case %zu/%zu (after another kope process's turn)", c + 1, ev->ncases);

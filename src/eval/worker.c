@@ -3,7 +3,10 @@
  * closes every descriptor it does not hand on, on every path (one cleanup
  * label). Commands go to a worker that may have died at any moment; the
  * write blocks SIGPIPE in the calling thread only, so the library never
- * changes the process's signal dispositions.
+ * changes the process's signal dispositions. A stopped worker is killed
+ * and left to exit while kope goes on (its exit unmaps its regions: 100-
+ * 240 ms for the large perf cases); kope_worker_reap_pending waits for
+ * those exits, before a timing turn and when an evaluator is freed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "eval/sandbox.h"
 #include "eval/worker.h"
@@ -346,9 +350,62 @@ int kope_worker_command(kope_worker *w, const kope_child_cmd *c, double timeout_
   return KOPE_WORKER_OK;
 }
 
+/* Killed workers whose exit nobody has waited for yet. */
+#define PENDING_MAX 64
+static pthread_mutex_t pending_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t pending[PENDING_MAX];
+static int npending;
+
+/* Wait for (block) or collect (WNOHANG) the pending exits. */
+static void reap_pending(int block)
+{
+  int i = 0;
+
+  pthread_mutex_lock(&pending_mu);
+  while (i < npending) {
+    pid_t got = waitpid(pending[i], NULL, block ? 0 : WNOHANG);
+
+    if (got == 0 || (got < 0 && errno == EINTR)) {
+      i++;
+      continue;
+    }
+    pending[i] = pending[--npending];   /* reaped, or not ours any more */
+  }
+  pthread_mutex_unlock(&pending_mu);
+}
+
+void kope_worker_reap_pending(void)
+{
+  reap_pending(1);
+}
+
+static int add_pending(pid_t pid)
+{
+  int ok;
+
+  reap_pending(0);
+  pthread_mutex_lock(&pending_mu);
+  if ((ok = npending < PENDING_MAX))
+    pending[npending++] = pid;
+  pthread_mutex_unlock(&pending_mu);
+  return ok;
+}
+
+/* The worker's CPU time so far (all its threads), or -1. */
+static double process_cpu_s(pid_t pid)
+{
+  clockid_t id;
+  struct timespec ts;
+
+  if (clock_getcpuclockid(pid, &id) != 0 || clock_gettime(id, &ts) != 0)
+    return -1;
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 void kope_worker_stop(kope_worker *w)
 {
   kope_child_cmd c;
+  double cpu;
 
   if (!w->up)
     return;
@@ -356,5 +413,23 @@ void kope_worker_stop(kope_worker *w)
   c.magic = KOPE_CHILD_MAGIC;
   c.kind = KOPE_CMD_EXIT;
   send_all(w->cmd_fd, &c, sizeof c);
-  reap(w, 1);
+  /* its CPU time is read before the kill: the exit's unmapping is the
+   * kernel's work, not the kernel's under test */
+  if ((cpu = process_cpu_s(w->pid)) < 0 || !add_pending(w->pid)) {
+    reap(w, 1);   /* no clock or no room: wait for it here */
+    return;
+  }
+  if (kope_proc_rt_level() > 0)
+    kope_proc_rt_set_threads(w->pid, 0);
+  kill(-w->pid, SIGKILL);
+  kill(w->pid, SIGKILL);
+  w->cpu_s = cpu;
+  w->exit_code = -1;
+  w->signo = SIGKILL;
+  drain_log(w);   /* what it wrote before the kill is in the pipe */
+  close(w->cmd_fd);
+  close(w->rep_fd);
+  close(w->log_fd);
+  w->log_fd = -1;
+  w->up = 0;
 }

@@ -62,7 +62,14 @@ int kope_worker_start(kope_worker *w, const char *exe, const char *dir, const ko
  * measured with kope's clock. Returns a kope_worker_state. */
 int kope_worker_command(kope_worker *w, const kope_child_cmd *c, double timeout_s,
                         double *elapsed);
-/* Ask the worker to exit, then kill its group and reap it. */
+/* Ask the worker to exit, record its CPU time (w->cpu_s), kill its group
+ * and close its descriptors; its exit is waited for later
+ * (kope_worker_reap_pending), or here when its CPU clock cannot be read.
+ * w->log keeps what it wrote. */
 void kope_worker_stop(kope_worker *w);
+/* Wait for every stopped worker's exit (the kernel unmapping its regions):
+ * before timing, so no exit runs beside a timed kernel, and before an
+ * evaluator is gone, so the library leaves no zombie. Thread-safe. */
+void kope_worker_reap_pending(void);
 
 #endif

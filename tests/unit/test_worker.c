@@ -4,8 +4,10 @@
  * process's SIGPIPE disposition as it was; a command sent to a worker that
  * has already exited reports KOPE_WORKER_DIED instead of killing kope with
  * SIGPIPE, and leaves no SIGPIPE pending; a stopped worker leaves no
- * descriptor open; and a start that fails part-way (the descriptor limit
- * lets only two of its three pipes be made) closes the ones it made.
+ * descriptor open; a stopped worker's CPU time is read before its kill and
+ * its exit is reaped later, by kope_worker_reap_pending (no zombie stays);
+ * and a start that fails part-way (the descriptor limit lets only two of
+ * its three pipes be made) closes the ones it made.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "eval/worker.h"
 
@@ -120,6 +124,36 @@ static void test_stop_closes(void **state)
   assert_int_equal(count_fds(), before);
 }
 
+static void test_stop_reaps_later(void **state)
+{
+  fixture *f = *state;
+  kope_worker w;
+  kope_err err = {0, ""};
+  char path[96];
+  FILE *fp;
+  pid_t pid;
+
+  snprintf(path, sizeof path, "%s/spin.sh", f->dir);
+  assert_non_null(fp = fopen(path, "w"));
+  fputs("#!/bin/sh\nwhile :; do :; done\n", fp);
+  fclose(fp);
+  chmod(path, 0755);
+  assert_int_equal(kope_worker_start(&w, path, f->dir, &f->env, &f->in, &f->out, &f->lim, 0,
+                                     &err), KOPE_OK);
+  pid = w.pid;
+  usleep(200000);
+  kope_worker_stop(&w);
+  assert_false(w.up);
+  assert_true(w.cpu_s > 0.05);   /* read from its CPU clock before the kill */
+  assert_true(w.cpu_s < 5.0);
+  assert_int_equal(kill(pid, 0), 0);   /* killed, not yet reaped */
+  kope_worker_reap_pending();
+  assert_int_equal(kill(pid, 0), -1);   /* reaped: no zombie left */
+  assert_int_equal(errno, ESRCH);
+  kope_buf_release(&w.log);
+  unlink(path);
+}
+
 static void test_failed_start_closes(void **state)
 {
   fixture *f = *state;
@@ -148,6 +182,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_dead_worker_no_sigpipe, setup, teardown),
     cmocka_unit_test_setup_teardown(test_stop_closes, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_stop_reaps_later, setup, teardown),
     cmocka_unit_test_setup_teardown(test_failed_start_closes, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
