@@ -70,7 +70,7 @@ static void usage(FILE *f)
     "  -h, --help            this help\n\n"
     "LLM options (--policy llm | llm+tuner; see docs/llm.md):\n"
     "  --llm-provider P      openai (default; also vLLM, llama.cpp, Ollama) | anthropic |\n"
-    "                        command\n"
+    "                        command | replay (--llm-replay FILE)\n"
     "  --llm-url URL         base URL (openai: https://api.openai.com/v1; anthropic:\n"
     "                        https://api.anthropic.com)\n"
     "  --llm-model NAME      model; also sets W and G for known models unless --window /\n"
